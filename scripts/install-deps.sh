@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every system package websd needs to build and test, on Debian 12 as root.
+# Idempotent: packages already present are not fetched again.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git        # toolchain (g++ 12, CMake 3.25)
+  nlohmann-json3-dev                          # JSON: configs, safetensors headers, manifests
+  libcli11-dev                                # command-line parsing for the websd CLI
+  libutf8proc-dev                             # Unicode NFC + categories for the CLIP tokenizer
+  libgtest-dev libgmock-dev                   # unit and parity tests
+  libbenchmark-dev                            # bench/ programs
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "websd: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,39 @@
+// websd: the command-line entry point. Every failure ends as one line on stderr and a non-zero
+// exit status: 1 for errors while running, 2 for bad command-line usage.
+#include <algorithm>
+#include <iostream>
+
+#include "app/command_registry.h"
+#include "app/version.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"websd: Stable Diffusion compiled for CPU, GPU and the browser", "websd"};
+  app.set_version_flag("--version", std::string(websd::kVersion));
+  app.require_subcommand(1);
+  auto commands = websd::app::registered_commands();
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& spec : commands) {
+    CLI::App* command = app.add_subcommand(spec.name, spec.summary);
+    spec.setup(*command);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "websd: error: " << error.what() << " (run 'websd --help')\n";
+    return 2;
+  } catch (const websd::Error& error) {
+    std::cerr << "websd: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "websd: internal error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

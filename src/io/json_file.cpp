@@ -1,0 +1,87 @@
+#include "io/json_file.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace websd {
+namespace {
+
+// Stand-ins for the non-standard literals: strings no real config contains, swapped back to
+// numbers after parsing. Strings are skipped while scanning, so "NaN" inside a string stays text.
+constexpr std::string_view kPosInf = "\"@websd-nonstandard-literal:+inf\"";
+constexpr std::string_view kNegInf = "\"@websd-nonstandard-literal:-inf\"";
+constexpr std::string_view kNaN = "\"@websd-nonstandard-literal:nan\"";
+
+std::string replace_nonstandard_literals(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (text.substr(i, 9) == "-Infinity") {
+      out += kNegInf;
+      i += 8;
+    } else if (text.substr(i, 8) == "Infinity") {
+      out += kPosInf;
+      i += 7;
+    } else if (text.substr(i, 3) == "NaN") {
+      out += kNaN;
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void restore_nonstandard_literals(nlohmann::json& value) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    const auto unquoted = [](std::string_view quoted) { return quoted.substr(1, quoted.size() - 2); };
+    if (text == unquoted(kPosInf)) value = std::numeric_limits<double>::infinity();
+    else if (text == unquoted(kNegInf)) value = -std::numeric_limits<double>::infinity();
+    else if (text == unquoted(kNaN)) value = std::numeric_limits<double>::quiet_NaN();
+  } else if (value.is_structured()) {
+    for (auto& child : value) restore_nonstandard_literals(child);
+  }
+}
+
+}  // namespace
+
+nlohmann::json json_parse(std::string_view text, const std::string& origin) {
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(replace_nonstandard_literals(text));
+  } catch (const nlohmann::json::exception& error) {
+    throw Error("json", origin + ": " + error.what());
+  }
+  restore_nonstandard_literals(value);
+  return value;
+}
+
+nlohmann::json json_read_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error("json", path + ": cannot open file");
+  std::ostringstream buffer;
+  buffer << stream.rdbuf();
+  if (stream.bad()) throw Error("json", path + ": read error");
+  return json_parse(buffer.str(), path);
+}
+
+}  // namespace websd

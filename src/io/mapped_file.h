@@ -1,0 +1,34 @@
+// A read-only memory mapping of a whole file. Move-only; the mapping lives as long as the
+// object. Reading through data() is thread-safe. Pages are loaded lazily by the kernel, so opening
+// a multi-gigabyte checkpoint costs address space, not resident memory.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace websd {
+
+class MappedFile {
+ public:
+  // Throws websd::Error naming the path and the system error if the file cannot be opened/mapped.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release() noexcept;
+
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace websd

@@ -1,0 +1,54 @@
+#include "io/safetensors_writer.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+
+namespace websd {
+
+void safetensors_write(const std::string& path, const std::vector<SafetensorsTensorView>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::set<std::string> names;
+  std::uint64_t offset = 0;
+  for (const auto& tensor : tensors) {
+    if (!names.insert(tensor.name).second) throw Error("safetensors", path + ": duplicate tensor '" + tensor.name + "'");
+    const auto expected = static_cast<std::uint64_t>(shape_numel(tensor.shape)) * dtype_size(tensor.dtype);
+    if (tensor.bytes.size() != expected) {
+      throw Error("safetensors", path + ": tensor '" + tensor.name + "' has " + std::to_string(tensor.bytes.size()) +
+                                     " bytes, shape " + shape_to_string(tensor.shape) + " needs " +
+                                     std::to_string(expected));
+    }
+    header[tensor.name] = {{"dtype", std::string(dtype_name(tensor.dtype))},
+                           {"shape", tensor.shape},
+                           {"data_offsets", {offset, offset + expected}}};
+    offset += expected;
+  }
+  std::string header_text = header.dump();
+  header_text.append((8 - header_text.size() % 8) % 8, ' ');
+  atomic_write_file(path, [&](std::ostream& out) {
+    const std::uint64_t length = header_text.size();
+    char length_bytes[8];
+    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+    out.write(length_bytes, 8);
+    out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
+    for (const auto& tensor : tensors) {
+      out.write(reinterpret_cast<const char*>(tensor.bytes.data()), static_cast<std::streamsize>(tensor.bytes.size()));
+    }
+  });
+}
+
+void safetensors_write_f32(const std::string& path, const std::map<std::string, const HostTensor*>& tensors,
+                           const std::map<std::string, std::string>& metadata) {
+  std::vector<SafetensorsTensorView> views;
+  for (const auto& [name, tensor] : tensors) {
+    views.push_back({name, DType::kF32, tensor->shape, std::as_bytes(std::span<const float>(tensor->data))});
+  }
+  safetensors_write(path, views, metadata);
+}
+
+}  // namespace websd

@@ -1,0 +1,16 @@
+// Locates the shared reference fixtures (see ../shared/fixtures/README.md). A missing fixture is
+// a test failure, never a skip.
+#pragma once
+
+#include <string>
+
+namespace websd::test {
+
+// $WEBSD_FIXTURES if set, else <project root>/../shared/fixtures. Fails the test (throws) if absent.
+std::string fixtures_dir();
+// fixtures_dir() + "/" + relative, checked to exist.
+std::string fixture_path(const std::string& relative);
+// A fresh, empty temporary directory for this test; removed by the OS's tmp cleanup.
+std::string make_temp_dir(const std::string& tag);
+
+}  // namespace websd::test
