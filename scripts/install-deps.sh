@@ -10,6 +10,7 @@ PACKAGES=(
   libutf8proc-dev                             # Unicode NFC + categories for the CLIP tokenizer
   libgtest-dev libgmock-dev                   # unit and parity tests
   libbenchmark-dev                            # bench/ programs
+  libopenblas-dev                             # CPU target: sgemm for matmul, linear and convolution
 )
 
 missing=()

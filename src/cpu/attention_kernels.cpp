@@ -1,0 +1,53 @@
+// Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
+// never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/cpu_kernels.h"
+
+namespace websd::cpu {
+namespace {
+
+constexpr std::int64_t kQueryBlock = 256;
+
+void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const auto scale = static_cast<float>(attrs.get_float("scale", "attention"));
+  const bool causal = attrs.get_int("causal", 0, "attention") != 0;
+  const Shape& q = in[0]->type.shape;
+  const Shape& v = in[2]->type.shape;
+  const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
+  std::vector<float> scores(static_cast<std::size_t>(std::min(kQueryBlock, q_len) * kv_len));
+  for (std::int64_t head = 0; head < heads; ++head) {
+    const float* k_head = in[1]->fdata() + head * kv_len * dim;
+    const float* v_head = in[2]->fdata() + head * kv_len * v_dim;
+    for (std::int64_t row0 = 0; row0 < q_len; row0 += kQueryBlock) {
+      const std::int64_t rows = std::min(kQueryBlock, q_len - row0);
+      const float* q_block = in[0]->fdata() + (head * q_len + row0) * dim;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(kv_len),
+                  static_cast<int>(dim), scale, q_block, static_cast<int>(dim), k_head, static_cast<int>(dim), 0.0f,
+                  scores.data(), static_cast<int>(kv_len));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        float* row = scores.data() + r * kv_len;
+        // With a causal mask, query i sees keys up to i (queries aligned with the end of the keys).
+        const std::int64_t visible = causal ? row0 + r + kv_len - q_len + 1 : kv_len;
+        const float max_value = *std::max_element(row, row + visible);
+        float sum = 0.0f;
+        for (std::int64_t i = 0; i < visible; ++i) sum += (row[i] = std::exp(row[i] - max_value));
+        const float inv = 1.0f / sum;
+        for (std::int64_t i = 0; i < visible; ++i) row[i] *= inv;
+        std::fill(row + visible, row + kv_len, 0.0f);
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(v_dim),
+                  static_cast<int>(kv_len), 1.0f, scores.data(), static_cast<int>(kv_len), v_head,
+                  static_cast<int>(v_dim), 0.0f, out.fdata() + (head * q_len + row0) * v_dim, static_cast<int>(v_dim));
+    }
+  }
+}
+
+}  // namespace
+
+void add_attention_kernels(CpuKernelTable& table) { table.emplace_back("attention", attention_kernel); }
+
+}  // namespace websd::cpu

@@ -1,0 +1,79 @@
+#include "cpu/cpu_executor.h"
+
+#include "core/error.h"
+#include "cpu/cpu_kernels.h"
+#include "graph/op_registry.h"
+#include "passes/lower_composites.h"
+
+namespace websd::cpu {
+
+CpuExecutor::CpuExecutor(const graph::Function& function)
+    : function_(passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); })) {
+  for (const auto& node : function_.nodes()) {
+    if (node.op->name != "reshape" && !cpu_supports(node.op->name)) {
+      throw Error("cpu", function_.symbol() + ": the CPU target has no kernel for op '" + node.op->name + "'");
+    }
+  }
+  last_use_.assign(function_.values().size(), -1);
+  for (std::size_t n = 0; n < function_.nodes().size(); ++n) {
+    for (const auto id : function_.nodes()[n].inputs) last_use_[id] = static_cast<std::int32_t>(n);
+  }
+  for (const auto id : function_.outputs()) last_use_[id] = static_cast<std::int32_t>(function_.nodes().size());
+}
+
+void CpuExecutor::bind_weights(const WeightSource& source) {
+  weights_.clear();
+  for (const auto id : function_.weights()) {
+    const auto& value = function_.value(id);
+    auto storage = source(value.name, value.type);
+    if (!storage || static_cast<std::int64_t>(storage->size()) != value.type.numel()) {
+      throw Error("cpu", function_.symbol() + ": weight '" + value.name + "' must hold " +
+                             std::to_string(value.type.numel()) + " values " + value.type.to_string());
+    }
+    weights_.push_back({value.type, std::move(storage), nullptr});
+  }
+}
+
+std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) const {
+  if (weights_.size() != function_.weights().size()) throw Error("cpu", function_.symbol() + ": weights not bound");
+  if (inputs.size() != function_.inputs().size()) {
+    throw Error("cpu", function_.symbol() + ": expects " + std::to_string(function_.inputs().size()) + " inputs, got " +
+                           std::to_string(inputs.size()));
+  }
+  std::vector<CpuTensor> values(function_.values().size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& expected = function_.value(function_.inputs()[i]);
+    if (inputs[i].type != expected.type) {
+      throw Error("cpu", function_.symbol() + ": input '" + expected.name + "' must be " + expected.type.to_string() +
+                             ", got " + inputs[i].type.to_string());
+    }
+    values[function_.inputs()[i]] = inputs[i];
+  }
+  for (std::size_t i = 0; i < weights_.size(); ++i) values[function_.weights()[i]] = weights_[i];
+
+  const auto& nodes = function_.nodes();
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const auto& node = nodes[n];
+    const auto& output_type = function_.value(node.outputs[0]).type;
+    CpuTensor& output = values[node.outputs[0]];
+    if (node.op->name == "reshape") {
+      output = values[node.inputs[0]];  // a view: same storage, new shape
+      output.type = output_type;
+    } else {
+      std::vector<const CpuTensor*> operands;
+      for (const auto id : node.inputs) operands.push_back(&values[id]);
+      output = CpuTensor::allocate(output_type);
+      (*cpu_kernel_lookup(node.op->name))(operands, node.attrs, output);
+    }
+    for (const auto id : node.inputs) {
+      if (last_use_[id] == static_cast<std::int32_t>(n) && function_.value(id).kind == graph::ValueKind::kNode) {
+        values[id] = CpuTensor{};  // frees unless a view still shares the storage
+      }
+    }
+  }
+  std::vector<CpuTensor> outputs;
+  for (const auto id : function_.outputs()) outputs.push_back(values[id]);
+  return outputs;
+}
+
+}  // namespace websd::cpu

@@ -1,0 +1,47 @@
+#include "cpu/cpu_kernels.h"
+
+#include <map>
+
+#include "core/error.h"
+
+namespace websd::cpu {
+namespace {
+
+const std::map<std::string, CpuKernel>& kernels() {
+  static const std::map<std::string, CpuKernel> table = [] {
+    CpuKernelTable list;
+    add_elementwise_kernels(list);
+    add_linalg_kernels(list);
+    add_shape_kernels(list);
+    add_norm_kernels(list);
+    add_attention_kernels(list);
+    std::map<std::string, CpuKernel> map;
+    for (auto& [name, kernel] : list) {
+      if (!map.emplace(name, std::move(kernel)).second) throw Error("cpu", "kernel '" + name + "' registered twice");
+    }
+    return map;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const CpuKernel* cpu_kernel_lookup(const std::string& op_name) {
+  const auto it = kernels().find(op_name);
+  return it == kernels().end() ? nullptr : &it->second;
+}
+
+bool cpu_supports(const std::string& op_name) { return cpu_kernel_lookup(op_name) != nullptr; }
+
+CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
+  CpuTensor tensor{type, nullptr, nullptr};
+  const auto count = static_cast<std::size_t>(type.numel());
+  if (dtype_is_float(type.dtype)) {
+    tensor.f32 = std::make_shared<std::vector<float>>(count);
+  } else {
+    tensor.i64 = std::make_shared<std::vector<std::int64_t>>(count);
+  }
+  return tensor;
+}
+
+}  // namespace websd::cpu

@@ -1,0 +1,119 @@
+// Data movement: permute, slice, concat, nearest upsampling, row gathers. (reshape is an alias the
+// executor handles without a kernel.)
+#include <cstring>
+
+#include "core/error.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/parallel.h"
+
+namespace websd::cpu {
+namespace {
+
+std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+void permute_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const auto& perm = attrs.get_ints("perm", "permute");
+  const auto in_strides = contiguous_strides(in[0]->type.shape);
+  const Shape& shape = out.type.shape;
+  const std::size_t rank = shape.size();
+  std::vector<std::int64_t> strides(rank);  // input stride of each output dimension
+  for (std::size_t i = 0; i < rank; ++i) strides[i] = in_strides[perm[i]];
+  const std::int64_t inner = rank ? shape[rank - 1] : 1;
+  const std::int64_t inner_stride = rank ? strides[rank - 1] : 1;
+  const std::int64_t rows = out.numel() / std::max<std::int64_t>(inner, 1);
+  const float* x = in[0]->fdata();
+  float* y = out.fdata();
+  parallel_for(rows, 64, [&](std::int64_t s, std::int64_t e) {
+    for (std::int64_t row = s; row < e; ++row) {
+      std::int64_t offset = 0, rest = row;
+      for (std::size_t d = rank - 1; d-- > 0;) {
+        offset += (rest % shape[d]) * strides[d];
+        rest /= shape[d];
+      }
+      float* dst = y + row * inner;
+      for (std::int64_t i = 0; i < inner; ++i) dst[i] = x[offset + i * inner_stride];
+    }
+  });
+}
+
+// Copies blocks: the tensor is viewed as [outer, axis, inner].
+void slice_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const Shape& shape = in[0]->type.shape;
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  std::int64_t axis = attrs.get_int("axis", "slice");
+  if (axis < 0) axis += rank;
+  const std::int64_t start = attrs.get_int("start", "slice");
+  const std::int64_t length = out.type.shape[axis];
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (std::int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
+  for (std::int64_t o = 0; o < outer; ++o) {
+    std::memcpy(out.fdata() + o * length * inner, in[0]->fdata() + (o * shape[axis] + start) * inner,
+                length * inner * sizeof(float));
+  }
+}
+
+void concat_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const Shape& shape = out.type.shape;
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  std::int64_t axis = attrs.get_int("axis", "concat");
+  if (axis < 0) axis += rank;
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (std::int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
+  std::int64_t offset = 0;
+  for (const CpuTensor* part : in) {
+    const std::int64_t length = part->type.shape[axis];
+    for (std::int64_t o = 0; o < outer; ++o) {
+      std::memcpy(out.fdata() + (o * shape[axis] + offset) * inner, part->fdata() + o * length * inner,
+                  length * inner * sizeof(float));
+    }
+    offset += length;
+  }
+}
+
+void upsample_nearest_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const std::int64_t scale = attrs.get_int("scale", "upsample_nearest");
+  const Shape& x = in[0]->type.shape;
+  const std::int64_t planes = x[0] * x[1], height = x[2], width = x[3];
+  parallel_for(planes, 1, [&](std::int64_t s, std::int64_t e) {
+    for (std::int64_t p = s; p < e; ++p) {
+      const float* src = in[0]->fdata() + p * height * width;
+      float* dst = out.fdata() + p * height * width * scale * scale;
+      for (std::int64_t oy = 0; oy < height * scale; ++oy) {
+        const float* src_row = src + (oy / scale) * width;
+        float* dst_row = dst + oy * width * scale;
+        for (std::int64_t ox = 0; ox < width * scale; ++ox) dst_row[ox] = src_row[ox / scale];
+      }
+    }
+  });
+}
+
+void gather_rows_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+  const std::int64_t rows = in[0]->type.shape[0], width = in[0]->type.shape[1];
+  const auto& indices = *in[1]->i64;
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    const std::int64_t index = indices[i];
+    if (index < 0 || index >= rows) {
+      throw Error("cpu", "gather_rows: index " + std::to_string(index) + " outside table of " + std::to_string(rows) +
+                             " rows (token id beyond the vocabulary?)");
+    }
+    std::memcpy(out.fdata() + i * width, in[0]->fdata() + index * width, width * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void add_shape_kernels(CpuKernelTable& table) {
+  table.emplace_back("permute", permute_kernel);
+  table.emplace_back("slice", slice_kernel);
+  table.emplace_back("concat", concat_kernel);
+  table.emplace_back("upsample_nearest", upsample_nearest_kernel);
+  table.emplace_back("gather_rows", gather_rows_kernel);
+}
+
+}  // namespace websd::cpu

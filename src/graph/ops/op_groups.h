@@ -1,0 +1,27 @@
+// Registration entry points of the op groups; each group lives in its own file under ops/.
+#pragma once
+
+#include "graph/op_registry.h"
+
+namespace websd::graph {
+
+class OpSink {
+ public:
+  virtual ~OpSink() = default;
+  virtual void add(OpDef def) = 0;
+};
+
+void register_elementwise_ops(OpSink& sink);  // unary/binary arithmetic with broadcasting, constants, casts
+void register_linalg_ops(OpSink& sink);       // matmul, conv2d
+void register_shape_ops(OpSink& sink);        // reshape, permute, slice, concat, upsample, gather
+void register_reduce_ops(OpSink& sink);       // mean, softmax
+void register_composite_ops(OpSink& sink);    // layer_norm, group_norm, attention, gelu variants, ...
+
+// Shared inference helpers.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+// Normalises a possibly negative axis against `rank`; errors name the attribute.
+std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* attr_name);
+void expect_rank(const TensorType& type, std::int64_t rank, const char* what);
+void expect_float(const TensorType& type, const char* what);
+
+}  // namespace websd::graph
