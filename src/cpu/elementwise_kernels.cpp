@@ -98,6 +98,13 @@ void add_elementwise_kernels(CpuKernelTable& table) {
   table.emplace_back("sub", binary([](float a, float b) { return a - b; }));
   table.emplace_back("mul", binary([](float a, float b) { return a * b; }));
   table.emplace_back("div", binary([](float a, float b) { return a / b; }));
+  table.emplace_back("clamp", [](const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+    const auto low = static_cast<float>(attrs.get_float("min", "clamp"));
+    const auto high = static_cast<float>(attrs.get_float("max", "clamp"));
+    const float* x = in[0]->fdata();
+    float* y = out.fdata();
+    for (std::int64_t i = 0; i < out.numel(); ++i) y[i] = std::min(std::max(x[i], low), high);
+  });
   table.emplace_back("constant", [](const std::vector<const CpuTensor*>&, const graph::Attrs& attrs, CpuTensor& out) {
     const auto& values = attrs.get_floats("values", "constant");
     for (std::size_t i = 0; i < values.size(); ++i) (*out.f32)[i] = static_cast<float>(values[i]);

@@ -88,6 +88,14 @@ void register_elementwise_ops(OpSink& sink) {
             },
             nullptr, "the tensor given by attributes values (f32) and shape"});
 
+  sink.add({"clamp", 1, 1, kTraitElementwise,
+            [](const std::vector<TensorType>& in, const Attrs& attrs) {
+              expect_float(in[0], "input");
+              if (attrs.get_float("min", "clamp") > attrs.get_float("max", "clamp")) op_type_error("'min' exceeds 'max'");
+              return std::vector<TensorType>{in[0]};
+            },
+            nullptr, "min(max(x, min), max)"});
+
   sink.add({"cast", 1, 1, kTraitElementwise,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               const auto& name = attrs.get_string("dtype", "cast");
