@@ -1,0 +1,97 @@
+#include "models/clip_config.h"
+
+#include "io/json_file.h"
+#include "models/config_reader.h"
+
+namespace websd {
+
+ClipTextConfig clip_config_from_json(const nlohmann::json& config, const std::string& origin) {
+  ConfigReader reader(config, "text_encoder", origin);
+  ClipTextConfig out;
+  out.vocab_size = reader.positive_int("vocab_size", out.vocab_size);
+  out.hidden_size = reader.positive_int("hidden_size", out.hidden_size);
+  out.intermediate_size = reader.positive_int("intermediate_size", out.intermediate_size);
+  out.num_hidden_layers = reader.positive_int("num_hidden_layers", out.num_hidden_layers);
+  out.num_attention_heads = reader.positive_int("num_attention_heads", out.num_attention_heads);
+  out.max_position_embeddings = reader.positive_int("max_position_embeddings", out.max_position_embeddings);
+  const std::string act = reader.choice("hidden_act", "quick_gelu", {"quick_gelu", "gelu"});
+  out.hidden_act = act == "gelu" ? ClipActivation::kGelu : ClipActivation::kQuickGelu;
+  out.layer_norm_eps = reader.number("layer_norm_eps", out.layer_norm_eps);
+  out.projection_dim = reader.positive_int("projection_dim", out.projection_dim);
+  if (out.layer_norm_eps <= 0) throw reader.unsupported("layer_norm_eps", "expected a positive number");
+  if (out.hidden_size % out.num_attention_heads != 0) {
+    throw reader.invalid("hidden_size=" + std::to_string(out.hidden_size) +
+                         " is not divisible by num_attention_heads=" + std::to_string(out.num_attention_heads));
+  }
+
+  // A full CLIPConfig (model_type "clip", nested text_config) or a model with a projection head holds
+  // other tensors than CLIPTextModel; refuse it here rather than at weight loading.
+  reader.require("model_type", "clip_text_model");
+  reader.require("architectures", nlohmann::json::array({"CLIPTextModel"}));
+  reader.require_one_of("pruned_heads", {nlohmann::json::object(), nullptr});
+  reader.ignore_private_keys();
+  // Training, tokenizer and serialisation settings: no effect on the weights or on last_hidden_state.
+  reader.ignore({"attention_dropout",
+                 "dropout",
+                 "initializer_range",
+                 "initializer_factor",
+                 "bos_token_id",
+                 "eos_token_id",
+                 "pad_token_id",
+                 "torch_dtype",
+                 "dtype",
+                 "transformers_version",
+                 "use_cache",
+                 "return_dict",
+                 "output_hidden_states",
+                 "output_attentions",
+                 "torchscript",
+                 "use_bfloat16",
+                 "tie_word_embeddings",
+                 "is_encoder_decoder",
+                 "is_decoder",
+                 "add_cross_attention",
+                 "tie_encoder_decoder",
+                 "chunk_size_feed_forward",
+                 "problem_type",
+                 "id2label",
+                 "label2id",
+                 "tokenizer_class",
+                 "prefix",
+                 "sep_token_id",
+                 "decoder_start_token_id",
+                 "task_specific_params",
+                 "finetuning_task",
+                 "max_length",
+                 "min_length",
+                 "do_sample",
+                 "early_stopping",
+                 "num_beams",
+                 "num_beam_groups",
+                 "diversity_penalty",
+                 "temperature",
+                 "top_k",
+                 "top_p",
+                 "typical_p",
+                 "repetition_penalty",
+                 "length_penalty",
+                 "no_repeat_ngram_size",
+                 "encoder_no_repeat_ngram_size",
+                 "bad_words_ids",
+                 "num_return_sequences",
+                 "output_scores",
+                 "return_dict_in_generate",
+                 "forced_bos_token_id",
+                 "forced_eos_token_id",
+                 "remove_invalid_values",
+                 "exponential_decay_length_penalty",
+                 "suppress_tokens",
+                 "begin_suppress_tokens",
+                 "cross_attention_hidden_size"});
+  reader.finish();
+  return out;
+}
+
+ClipTextConfig clip_config_read(const std::string& path) { return clip_config_from_json(json_read_file(path), path); }
+
+}  // namespace websd

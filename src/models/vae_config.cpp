@@ -1,0 +1,64 @@
+#include "models/vae_config.h"
+
+#include "io/json_file.h"
+#include "models/config_reader.h"
+
+namespace websd {
+namespace {
+
+// Each entry must name `supported`; returns how many blocks the list declares.
+std::size_t count_blocks(ConfigReader& reader, const std::string& key, const std::string& supported) {
+  const auto types = reader.string_list(key, {supported});
+  for (const auto& name : types) {
+    if (name != supported) throw reader.unsupported(key, "block type '" + name + "'; supported: " + supported);
+  }
+  return types.size();
+}
+
+}  // namespace
+
+VaeConfig vae_config_from_json(const nlohmann::json& config, const std::string& origin) {
+  ConfigReader reader(config, "vae", origin);
+  VaeConfig out;
+  out.in_channels = reader.positive_int("in_channels", out.in_channels);
+  out.out_channels = reader.positive_int("out_channels", out.out_channels);
+  out.latent_channels = reader.positive_int("latent_channels", out.latent_channels);
+  out.block_out_channels = reader.positive_int_list("block_out_channels", out.block_out_channels);
+  out.layers_per_block = reader.positive_int("layers_per_block", out.layers_per_block);
+  out.norm_num_groups = reader.positive_int("norm_num_groups", out.norm_num_groups);
+  out.sample_size = reader.positive_int("sample_size", out.sample_size);
+  out.scaling_factor = reader.number("scaling_factor", out.scaling_factor);
+  if (out.scaling_factor <= 0) throw reader.unsupported("scaling_factor", "expected a positive number");
+  out.mid_block_add_attention = reader.flag("mid_block_add_attention", out.mid_block_add_attention);
+  out.use_quant_conv = reader.flag("use_quant_conv", out.use_quant_conv);
+  out.use_post_quant_conv = reader.flag("use_post_quant_conv", out.use_post_quant_conv);
+  out.force_upcast = reader.flag("force_upcast", out.force_upcast);
+
+  const std::size_t down_blocks = count_blocks(reader, "down_block_types", "DownEncoderBlock2D");
+  const std::size_t up_blocks = count_blocks(reader, "up_block_types", "UpDecoderBlock2D");
+  if (down_blocks != out.block_count() || up_blocks != out.block_count()) {
+    throw reader.invalid("down_block_types (" + std::to_string(down_blocks) + "), up_block_types (" +
+                         std::to_string(up_blocks) + ") and block_out_channels (" + std::to_string(out.block_count()) +
+                         ") must have the same length");
+  }
+  for (const std::int64_t channels : out.block_out_channels) {
+    if (channels % out.norm_num_groups != 0) {
+      throw reader.invalid("block_out_channels entry " + std::to_string(channels) +
+                           " is not divisible by norm_num_groups=" + std::to_string(out.norm_num_groups));
+    }
+  }
+
+  reader.require("act_fn", "silu");
+  // Latent statistics of other model families (SD3, Flux, SDXL variants) that SD pipelines never apply.
+  reader.require("shift_factor", nullptr);
+  reader.require("latents_mean", nullptr);
+  reader.require("latents_std", nullptr);
+  reader.require("_class_name", "AutoencoderKL");
+  reader.ignore_private_keys();
+  reader.finish();
+  return out;
+}
+
+VaeConfig vae_config_read(const std::string& path) { return vae_config_from_json(json_read_file(path), path); }
+
+}  // namespace websd
