@@ -1,5 +1,6 @@
-// Data movement: permute, slice, concat, nearest upsampling, row gathers. (reshape is an alias the
-// executor handles without a kernel.)
+// Data movement: permute, slice, concat, nearest upsampling, row gathers, constant padding. (reshape
+// is an alias the executor handles without a kernel.)
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -93,6 +94,43 @@ void upsample_nearest_kernel(const std::vector<const CpuTensor*>& in, const grap
   });
 }
 
+// Walks the output a row (last axis) at a time: rows outside the source are filled, rows inside
+// copy the source row between the fill of the last axis' before/after padding.
+void pad_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  const auto& pads = attrs.get_ints("pads", "pad");
+  const auto fill = static_cast<float>(attrs.get_float("value", 0.0, "pad"));
+  const Shape& x = in[0]->type.shape;
+  const Shape& y = out.type.shape;
+  const std::size_t rank = y.size();
+  if (rank == 0) {
+    out.fdata()[0] = in[0]->fdata()[0];
+    return;
+  }
+  const auto in_strides = contiguous_strides(x);
+  const std::int64_t width = x[rank - 1], before = pads[2 * (rank - 1)], out_width = y[rank - 1];
+  const std::int64_t rows = out.numel() / std::max<std::int64_t>(out_width, 1);
+  parallel_for(rows, 64, [&](std::int64_t s, std::int64_t e) {
+    for (std::int64_t row = s; row < e; ++row) {
+      float* dst = out.fdata() + row * out_width;
+      std::int64_t offset = 0, rest = row;
+      bool inside = true;
+      for (std::size_t d = rank - 1; d-- > 0;) {
+        const std::int64_t source = rest % y[d] - pads[2 * d];
+        rest /= y[d];
+        inside = inside && source >= 0 && source < x[d];
+        offset += source * in_strides[d];
+      }
+      if (!inside) {
+        std::fill_n(dst, out_width, fill);
+        continue;
+      }
+      std::fill_n(dst, before, fill);
+      std::memcpy(dst + before, in[0]->fdata() + offset, width * sizeof(float));
+      std::fill(dst + before + width, dst + out_width, fill);
+    }
+  });
+}
+
 void gather_rows_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
   const std::int64_t rows = in[0]->type.shape[0], width = in[0]->type.shape[1];
   const auto& indices = *in[1]->i64;
@@ -114,6 +152,7 @@ void add_shape_kernels(CpuKernelTable& table) {
   table.emplace_back("concat", concat_kernel);
   table.emplace_back("upsample_nearest", upsample_nearest_kernel);
   table.emplace_back("gather_rows", gather_rows_kernel);
+  table.emplace_back("pad", pad_kernel);
 }
 
 }  // namespace websd::cpu

@@ -86,6 +86,24 @@ void register_shape_ops(OpSink& sink) {
             },
             nullptr, "nearest-neighbour upsampling of H and W by an integer scale"});
 
+  // Constant padding; the VAE encoder's downsampler pads (right, bottom) by one before a stride-2 conv.
+  sink.add({"pad", 1, 1, kTraitNone,
+            [](const std::vector<TensorType>& in, const Attrs& attrs) {
+              const auto& pads = attrs.get_ints("pads", "pad");
+              if (static_cast<std::int64_t>(pads.size()) != 2 * in[0].rank()) {
+                op_type_error("attribute 'pads' needs 2 x rank = " + std::to_string(2 * in[0].rank()) +
+                              " entries (before, after per axis), got " + std::to_string(pads.size()));
+              }
+              attrs.get_float("value", 0.0, "pad");
+              Shape shape = in[0].shape;
+              for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+                if (pads[2 * axis] < 0 || pads[2 * axis + 1] < 0) op_type_error("attribute 'pads' must be >= 0");
+                shape[axis] += pads[2 * axis] + pads[2 * axis + 1];
+              }
+              return std::vector<TensorType>{{in[0].dtype, shape}};
+            },
+            nullptr, "surrounds axis i with pads[2i] values before and pads[2i+1] after, all equal to 'value' (0)"});
+
   sink.add({"gather_rows", 2, 2, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs&) {
               expect_rank(in[0], 2, "table (rows, width)");

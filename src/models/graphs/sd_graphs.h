@@ -23,12 +23,14 @@ graph::Function unet_graph(const UNetConfig& config, std::int64_t batch, std::in
                            std::int64_t tokens = 77);
 
 // Symbol "vae_decode". Input "latents" f32[batch, latent_channels, h, w] (already divided by the
-// scaling factor); output the image f32[batch, out_channels, 8h, 8w] in about [-1, 1].
+// scaling factor); output the image f32[batch, out_channels, s*h, s*w] in about [-1, 1], where
+// s = 2^(blocks-1) (8 for SD).
 graph::Function vae_decode_graph(const VaeConfig& config, std::int64_t batch, std::int64_t latent_h,
                                  std::int64_t latent_w);
 
 // Symbol "vae_encode". Input "image" f32[batch, in_channels, H, W] in [-1, 1]; outputs the latent
-// distribution's "mean" and "logvar" (clamped to [-30, 20]), each f32[batch, latent_channels, H/8, W/8].
+// distribution's "mean" and "logvar" (clamped to [-30, 20]), each f32[batch, latent_channels, H/s, W/s]
+// with s as above. H and W must be divisible by s (else websd::Error).
 graph::Function vae_encode_graph(const VaeConfig& config, std::int64_t batch, std::int64_t height, std::int64_t width);
 
 }  // namespace websd
