@@ -10,7 +10,8 @@ PACKAGES=(
   libutf8proc-dev                             # Unicode NFC + categories for the CLIP tokenizer
   libgtest-dev libgmock-dev                   # unit and parity tests
   libbenchmark-dev                            # bench/ programs
-  libopenblas-dev                             # CPU target: sgemm for matmul, linear and convolution
+  libdnnl-dev                                 # CPU target: oneDNN GEMM and convolution (JIT for the machine's ISA)
+  libspng-dev                                 # PNG: generated images out, img2img init images in
 )
 
 missing=()

@@ -17,6 +17,14 @@ int main(int argc, char** argv) {
     CLI::App* command = app.add_subcommand(spec.name, spec.summary);
     spec.setup(*command);
   }
+  // CLI11 would report a mistyped command as "a subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(), [&](const auto& spec) { return spec.name == argv[1]; })) {
+    std::string names;
+    for (const auto& spec : commands) names += (names.empty() ? "" : ", ") + spec.name;
+    std::cerr << "websd: error: unknown command '" << argv[1] << "' (commands: " << names << ")\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

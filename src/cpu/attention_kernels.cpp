@@ -1,11 +1,10 @@
 // Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "cpu/cpu_kernels.h"
+#include "cpu/gemm.h"
 
 namespace websd::cpu {
 namespace {
@@ -25,9 +24,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
     for (std::int64_t row0 = 0; row0 < q_len; row0 += kQueryBlock) {
       const std::int64_t rows = std::min(kQueryBlock, q_len - row0);
       const float* q_block = in[0]->fdata() + (head * q_len + row0) * dim;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(kv_len),
-                  static_cast<int>(dim), scale, q_block, static_cast<int>(dim), k_head, static_cast<int>(dim), 0.0f,
-                  scores.data(), static_cast<int>(kv_len));
+      gemm(true, rows, kv_len, dim, scale, q_block, dim, k_head, dim, 0.0f, scores.data(), kv_len);
       for (std::int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * kv_len;
         // With a causal mask, query i sees keys up to i (queries aligned with the end of the keys).
@@ -39,9 +36,8 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
         for (std::int64_t i = 0; i < visible; ++i) row[i] *= inv;
         std::fill(row + visible, row + kv_len, 0.0f);
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(v_dim),
-                  static_cast<int>(kv_len), 1.0f, scores.data(), static_cast<int>(kv_len), v_head,
-                  static_cast<int>(v_dim), 0.0f, out.fdata() + (head * q_len + row0) * v_dim, static_cast<int>(v_dim));
+      gemm(false, rows, v_dim, kv_len, 1.0f, scores.data(), kv_len, v_head, v_dim, 0.0f,
+           out.fdata() + (head * q_len + row0) * v_dim, v_dim);
     }
   }
 }

@@ -1,20 +1,18 @@
-// Matrix multiplication, linear layers and convolution on the CPU through OpenBLAS's sgemm.
-#include <cblas.h>
-
+// Matrix multiplication, linear layers and convolution on the CPU through oneDNN's GEMM.
 #include <cstring>
 
 #include "cpu/cpu_kernels.h"
+#include "cpu/gemm.h"
+#include "cpu/onednn_conv.h"
 #include "cpu/parallel.h"
 
 namespace websd::cpu {
 namespace {
 
 // Row-major C[M,N] = A[M,K] * op(B) (+ C when accumulate). op(B) is B[K,N] or B[N,K]^T.
-void gemm(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k, bool transpose_b,
-          bool accumulate = false) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
-              static_cast<int>(transpose_b ? k : n), accumulate ? 1.0f : 0.0f, c, static_cast<int>(n));
+void gemm_dense(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k,
+                bool transpose_b, bool accumulate = false) {
+  gemm(transpose_b, m, n, k, 1.0f, a, k, b, transpose_b ? k : n, accumulate ? 1.0f : 0.0f, c, n);
 }
 
 // Offset (in matrices) of batch index `batch` of an operand whose batch shape broadcasts to `out_batch`.
@@ -43,13 +41,13 @@ void matmul_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
   const std::int64_t batches = shape_numel(out_batch);
   // A single shared B: fold the batch into M for one large GEMM.
   if (shape_numel(b_batch) == 1 && shape_numel(a_batch) == batches) {
-    gemm(in[0]->fdata(), in[1]->fdata(), out.fdata(), batches * m, n, k, transpose_b);
+    gemm_dense(in[0]->fdata(), in[1]->fdata(), out.fdata(), batches * m, n, k, transpose_b);
     return;
   }
   for (std::int64_t batch = 0; batch < batches; ++batch) {
     const float* pa = in[0]->fdata() + batch_offset(batch, out_batch, a_batch) * m * k;
     const float* pb = in[1]->fdata() + batch_offset(batch, out_batch, b_batch) * k * n;
-    gemm(pa, pb, out.fdata() + batch * m * n, m, n, k, transpose_b);
+    gemm_dense(pa, pb, out.fdata() + batch * m * n, m, n, k, transpose_b);
   }
 }
 
@@ -61,7 +59,7 @@ void linear_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&,
     const float* bias = in[2]->fdata();
     for (std::int64_t row = 0; row < m; ++row) std::memcpy(y + row * n, bias, n * sizeof(float));
   }
-  gemm(in[0]->fdata(), in[1]->fdata(), y, m, n, k, true, in.size() == 3);
+  gemm_dense(in[0]->fdata(), in[1]->fdata(), y, m, n, k, true, in.size() == 3);
 }
 
 // Unfolds one image [C,H,W] into columns [C*kh*kw, OH*OW] for a convolution as a GEMM.
@@ -99,6 +97,12 @@ void conv2d_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
   const Shape& x = in[0]->type.shape;
   const Shape& w = in[1]->type.shape;
   const Shape& y = out.type.shape;
+  if (groups == 1) {
+    onednn_conv2d(in[0]->fdata(), x, in[1]->fdata(), w, in.size() == 3 ? in[2]->fdata() : nullptr, out.fdata(), y,
+                  stride, pad);
+    return;
+  }
+  // Grouped convolutions (none in SD) take the portable im2col + GEMM path.
   const std::int64_t out_pixels = y[2] * y[3];
   const std::int64_t out_per_group = w[0] / groups, in_per_group = x[1] / groups;
   const std::int64_t patch = in_per_group * w[2] * w[3];
@@ -118,7 +122,7 @@ void conv2d_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
         im2col(image, in_per_group, x[2], x[3], w[2], w[3], stride, pad, y[2], y[3], columns.data());
         source = columns.data();
       }
-      gemm(filters, source, result, out_per_group, out_pixels, patch, false, in.size() == 3);
+      gemm_dense(filters, source, result, out_per_group, out_pixels, patch, false, in.size() == 3);
     }
   }
 }

@@ -1,0 +1,66 @@
+#include "pipeline/schedulers/euler_discrete_scheduler.h"
+
+#include <cmath>
+
+#include "pipeline/schedulers/sample_math.h"
+
+namespace websd::schedulers {
+
+std::vector<ConfigKey> EulerDiscreteScheduler::config_keys() {
+  return {{"num_train_timesteps", 1000},     {"beta_start", 0.0001},        {"beta_end", 0.02},
+          {"beta_schedule", "linear"},       {"trained_betas", nullptr},    {"prediction_type", "epsilon"},
+          {"interpolation_type", "linear"},  {"use_karras_sigmas", false},  {"use_exponential_sigmas", false},
+          {"use_beta_sigmas", false},        {"sigma_min", nullptr},        {"sigma_max", nullptr},
+          {"timestep_spacing", "linspace"},  {"timestep_type", "discrete"}, {"steps_offset", 0},
+          {"rescale_betas_zero_snr", false}, {"final_sigmas_type", "zero"}};
+}
+
+EulerDiscreteScheduler::EulerDiscreteScheduler(const nlohmann::json& config, const std::string& origin)
+    : SigmaScheduler(SchedulerConfig(kClassName, config_keys(), config, origin), ZeroSnr::kRescaleAndClamp),
+      prediction_(read_prediction_type(config_, true)) {
+  config_.get_choice("interpolation_type", {"linear"});
+  sigma_options_.karras = read_karras_flag();
+  for (const char* key : {"sigma_min", "sigma_max"}) {
+    const auto bound = config_.get_optional_number(key);
+    if (bound && !(*bound > 0)) config_.fail(key, "expected null or a positive number");
+  }
+  sigma_options_.sigma_min = config_.get_optional_number("sigma_min");
+  sigma_options_.sigma_max = config_.get_optional_number("sigma_max");
+  sigma_options_.final_sigma_min = config_.get_choice("final_sigmas_type", {"zero", "sigma_min"}) == "sigma_min";
+  continuous_timesteps_ = config_.get_choice("timestep_type", {"discrete", "continuous"}) == "continuous" &&
+                          prediction_ == PredictionType::kVPrediction;
+}
+
+void EulerDiscreteScheduler::build_schedule(int count) {
+  build_sigma_schedule(count, sigma_options_);
+  if (continuous_timesteps_) {
+    for (std::size_t i = 0; i < timesteps_.size(); ++i) timesteps_[i] = 0.25f * std::log(sigma_at(static_cast<int>(i)));
+  }
+}
+
+HostTensor EulerDiscreteScheduler::step_sample(const HostTensor& model_output, double timestep,
+                                               const HostTensor& sample, TorchGenerator* /*generator*/) {
+  const int index = step_index_for(timestep);
+  const float sigma = sigma_at(index);
+  HostTensor x0;
+  switch (prediction_) {
+    case PredictionType::kEpsilon:
+      x0 = map_samples(sample, model_output, [sigma](float x, float e) { return x - sigma * e; });
+      break;
+    case PredictionType::kSample:
+      x0 = model_output;
+      break;
+    case PredictionType::kVPrediction: {
+      const float output_scale = -sigma / std::sqrt(sigma * sigma + 1.0f);
+      const float variance = sigma * sigma + 1.0f;
+      x0 = map_samples(sample, model_output, [&](float x, float v) { return v * output_scale + x / variance; });
+      break;
+    }
+  }
+  const float dt = sigma_at(index + 1) - sigma;
+  advance_step_index();
+  // The ODE derivative (x - x0) / sigma, followed for dt.
+  return map_samples(sample, x0, [&](float x, float x0v) { return x + (x - x0v) / sigma * dt; });
+}
+
+}  // namespace websd::schedulers

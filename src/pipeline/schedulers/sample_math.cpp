@@ -1,0 +1,63 @@
+#include "pipeline/schedulers/sample_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace websd::schedulers {
+namespace {
+
+// torch.quantile(values, q) with linear interpolation, in float32.
+float quantile(std::vector<float> values, float q) {
+  std::sort(values.begin(), values.end());
+  const float rank = q * static_cast<float>(values.size() - 1);
+  const float below = std::floor(rank);
+  const auto low = static_cast<std::size_t>(below);
+  const std::size_t high = std::min(low + 1, values.size() - 1);
+  const float weight = rank - below;
+  const float a = values[low];
+  const float b = values[high];
+  // torch.lerp's two-sided formula.
+  return weight < 0.5f ? a + weight * (b - a) : b - (b - a) * (1.0f - weight);
+}
+
+}  // namespace
+
+HostTensor X0Limit::apply(HostTensor x0) const {
+  if (thresholding) {
+    const std::size_t batch = x0.shape.empty() ? 1 : static_cast<std::size_t>(std::max<std::int64_t>(x0.shape[0], 1));
+    const std::size_t per_item = x0.data.size() / batch;
+    for (std::size_t b = 0; b < batch && per_item > 0; ++b) {
+      const auto first = x0.data.begin() + static_cast<std::ptrdiff_t>(b * per_item);
+      std::vector<float> magnitudes(first, first + static_cast<std::ptrdiff_t>(per_item));
+      for (auto& value : magnitudes) value = std::fabs(value);
+      const float limit = std::clamp(quantile(std::move(magnitudes), threshold_ratio), 1.0f, threshold_max);
+      std::for_each(first, first + static_cast<std::ptrdiff_t>(per_item),
+                    [limit](float& value) { value = std::clamp(value, -limit, limit) / limit; });
+    }
+  } else if (clip) {
+    for (auto& value : x0.data) value = std::clamp(value, -clip_range, clip_range);
+  }
+  return x0;
+}
+
+X0Limit read_x0_limit(const SchedulerConfig& config, bool thresholding_keys, bool clip_keys) {
+  X0Limit limit;
+  if (thresholding_keys) {
+    limit.thresholding = config.get_bool("thresholding");
+    limit.threshold_ratio = static_cast<float>(config.get_number("dynamic_thresholding_ratio"));
+    limit.threshold_max = static_cast<float>(config.get_number("sample_max_value"));
+    if (!(limit.threshold_ratio >= 0.0f && limit.threshold_ratio <= 1.0f)) {
+      config.fail("dynamic_thresholding_ratio", "expected a number in [0, 1]");
+    }
+    if (!(limit.threshold_max >= 1.0f)) config.fail("sample_max_value", "expected a number >= 1");
+  }
+  if (clip_keys) {
+    limit.clip = config.get_bool("clip_sample");
+    limit.clip_range = static_cast<float>(config.get_number("clip_sample_range"));
+    if (!(limit.clip_range > 0.0f)) config.fail("clip_sample_range", "expected a positive number");
+  }
+  return limit;
+}
+
+}  // namespace websd::schedulers

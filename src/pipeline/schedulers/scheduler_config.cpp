@@ -1,0 +1,105 @@
+#include "pipeline/schedulers/scheduler_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace websd::schedulers {
+namespace {
+
+// A value short enough for a one-line message; arrays (trained_betas) are summarised.
+std::string describe(const nlohmann::json& value) {
+  if (value.is_array()) return "an array of " + std::to_string(value.size()) + " values";
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    return std::isnan(number) ? "NaN" : (number > 0 ? "Infinity" : "-Infinity");
+  }
+  std::string text = value.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+}  // namespace
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+SchedulerConfig::SchedulerConfig(std::string class_name, const std::vector<ConfigKey>& keys,
+                                 const nlohmann::json& given, std::string origin)
+    : class_name_(std::move(class_name)), origin_(std::move(origin)), values_(nlohmann::json::object()) {
+  if (!given.is_object()) {
+    throw Error("scheduler", origin_ + ": a scheduler config must be a JSON object, got " + describe(given) +
+                                 " (pass a scheduler_config.json)");
+  }
+  for (const auto& key : keys) {
+    const auto found = given.find(key.name);
+    values_[key.name] = found != given.end() ? *found : key.default_value;
+  }
+}
+
+const nlohmann::json& SchedulerConfig::get(const std::string& key) const {
+  const auto found = values_.find(key);
+  if (found == values_.end()) {
+    throw Error("scheduler", origin_ + ": " + class_name_ + " has no config key \"" + key + "\"");
+  }
+  return *found;
+}
+
+void SchedulerConfig::fail(const std::string& key, const std::string& problem) const {
+  const auto found = values_.find(key);
+  const std::string value = found != values_.end() ? describe(*found) : "(missing)";
+  throw Error("scheduler", origin_ + ": " + class_name_ + " key \"" + key + "\" = " + value + ": " + problem);
+}
+
+bool SchedulerConfig::get_bool(const std::string& key) const {
+  const auto& value = get(key);
+  if (!value.is_boolean()) fail(key, "expected true or false");
+  return value.get<bool>();
+}
+
+std::int64_t SchedulerConfig::get_int(const std::string& key, std::int64_t min_value, std::int64_t max_value) const {
+  const auto& value = get(key);
+  if (!value.is_number_integer()) fail(key, "expected an integer");
+  const std::int64_t number = value.get<std::int64_t>();
+  if (number < min_value || number > max_value) {
+    fail(key, "expected an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]");
+  }
+  return number;
+}
+
+double SchedulerConfig::get_number(const std::string& key) const {
+  const auto& value = get(key);
+  if (!value.is_number()) fail(key, "expected a number");
+  return value.get<double>();
+}
+
+std::optional<double> SchedulerConfig::get_optional_number(const std::string& key) const {
+  if (get(key).is_null()) return std::nullopt;
+  return get_number(key);
+}
+
+std::string SchedulerConfig::get_choice(const std::string& key, const std::vector<std::string>& supported) const {
+  const auto& value = get(key);
+  if (!value.is_string()) fail(key, "expected one of: " + join_names(supported));
+  const auto text = value.get<std::string>();
+  if (std::find(supported.begin(), supported.end(), text) == supported.end()) {
+    fail(key, "not supported by websd (use one of: " + join_names(supported) + ")");
+  }
+  return text;
+}
+
+void SchedulerConfig::require_value(const std::string& key, const nlohmann::json& expected,
+                                    const std::string& why) const {
+  if (get(key) != expected) fail(key, "not supported by websd (" + why + ")");
+}
+
+void SchedulerConfig::replace(const std::string& key, nlohmann::json value) {
+  get(key);  // only keys of the class
+  values_[key] = std::move(value);
+}
+
+}  // namespace websd::schedulers
