@@ -5,6 +5,7 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/gemm.h"
+#include "cpu/parallel.h"
 
 namespace websd::cpu {
 namespace {
@@ -17,13 +18,18 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
   const Shape& q = in[0]->type.shape;
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
-  std::vector<float> scores(static_cast<std::size_t>(std::min(kQueryBlock, q_len) * kv_len));
-  for (std::int64_t head = 0; head < heads; ++head) {
-    const float* k_head = in[1]->fdata() + head * kv_len * dim;
-    const float* v_head = in[2]->fdata() + head * kv_len * v_dim;
-    for (std::int64_t row0 = 0; row0 < q_len; row0 += kQueryBlock) {
+  const std::int64_t blocks_per_head = (q_len + kQueryBlock - 1) / kQueryBlock;
+  // One task per (head, query block); the GEMMs inside run single-threaded (oneDNN does not nest
+  // parallel regions), which beats threading each small GEMM.
+  parallel_for(heads * blocks_per_head, 1, [&](std::int64_t task_begin, std::int64_t task_end) {
+    std::vector<float> scores(static_cast<std::size_t>(std::min(kQueryBlock, q_len) * kv_len));
+    for (std::int64_t task = task_begin; task < task_end; ++task) {
+      const std::int64_t head = task / blocks_per_head;
+      const std::int64_t row0 = (task % blocks_per_head) * kQueryBlock;
       const std::int64_t rows = std::min(kQueryBlock, q_len - row0);
       const float* q_block = in[0]->fdata() + (head * q_len + row0) * dim;
+      const float* k_head = in[1]->fdata() + head * kv_len * dim;
+      const float* v_head = in[2]->fdata() + head * kv_len * v_dim;
       gemm(true, rows, kv_len, dim, scale, q_block, dim, k_head, dim, 0.0f, scores.data(), kv_len);
       for (std::int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * kv_len;
@@ -39,7 +45,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
       gemm(false, rows, v_dim, kv_len, 1.0f, scores.data(), kv_len, v_head, v_dim, 0.0f,
            out.fdata() + (head * q_len + row0) * v_dim, v_dim);
     }
-  }
+  });
 }
 
 }  // namespace
