@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs websd's main job on the built-in demo model.
-# Set WEBSD_DEMO_OUT to choose where the demo writes (default: out/demo).
+# Installs dependencies, builds, and runs websd's main job: generating an image. Without a model
+# (WEBSD_MODEL unset) websd uses its built-in demo model, a tiny random-weight SD 1.5-architecture
+# checkpoint, and says so; its image is a noise pattern. Point WEBSD_MODEL at a diffusers folder
+# for a real picture. The image is written to ${WEBSD_DEMO_OUT:-out}/demo.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-websd=build/src/app/websd
-out=${WEBSD_DEMO_OUT:-out/demo}
+out=${WEBSD_DEMO_OUT:-out}
 mkdir -p "$out"
-
-echo "websd demo: no model given, so using the built-in DEMO model (tiny, random weights)." >&2
-"$websd" make-model --preset tiny --seed 0 --out "$out/model" --force
-"$websd" import --model "$out/model"
-"$websd" tokenize --tokenizer "$out/model" "a photo of an astronaut riding a horse on mars"
-"$websd" scheduler --config "$out/model/scheduler/scheduler_config.json" --steps 20
-"$websd" noise --seed 42 --shape 1,4,64,64 --out "$out/noise.safetensors"
-echo "websd demo: done; outputs are in $out" >&2
+model_args=()
+if [[ -n "${WEBSD_MODEL:-}" ]]; then model_args=(--model "$WEBSD_MODEL"); fi
+build/src/app/websd generate "${model_args[@]}" --prompt "a photo of an astronaut riding a horse on mars" \
+  --negative-prompt "blurry, low quality" --steps 20 --seed 42 --out "$out/demo.png"

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "core/error.h"
@@ -26,6 +29,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     ::close(fd);
     throw Error("file", path + ": not a regular file");
   }
+  if (static_cast<std::uint64_t>(info.st_size) > std::numeric_limits<std::size_t>::max()) {
+    ::close(fd);
+    throw Error("file", path + ": " + std::to_string(info.st_size) + " bytes is too large to map on this platform");
+  }
   size_ = static_cast<std::size_t>(info.st_size);
   if (size_ > 0) {
     void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -42,9 +49,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 MappedFile::~MappedFile() { release(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+    : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -54,6 +59,23 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
+}
+
+void MappedFile::release_pages(std::size_t offset, std::size_t length) const noexcept {
+#ifdef MADV_DONTNEED
+  if (data_ == nullptr || offset >= size_) return;
+  length = std::min(length, size_ - offset);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // Every page the range touches, boundary pages included: dropping a page that also holds
+  // neighbouring bytes is harmless (it is read again if touched), and leaving boundary pages
+  // behind would let a caller that streams in small chunks accumulate one page per chunk.
+  const auto begin = reinterpret_cast<std::uintptr_t>(data_ + offset) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(data_ + offset + length);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)offset;
+  (void)length;
+#endif
 }
 
 void MappedFile::release() noexcept {

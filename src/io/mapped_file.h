@@ -22,6 +22,11 @@ class MappedFile {
   const std::string& path() const { return path_; }
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   std::size_t size() const { return size_; }
+  // Drops this process's resident pages that overlap [offset, offset + length): they stop
+  // counting towards resident memory and are read again from the file if touched, so the data
+  // seen through bytes() never changes. Advisory, never fails (a no-op where the platform has no
+  // madvise); the range is clamped to the file. Safe while other threads read the mapping.
+  void release_pages(std::size_t offset, std::size_t length) const noexcept;
 
  private:
   void release() noexcept;

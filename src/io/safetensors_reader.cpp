@@ -1,11 +1,13 @@
 #include "io/safetensors_reader.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.h"
-#include "io/json_file.h"
 
 namespace websd {
 namespace {
@@ -29,95 +31,229 @@ std::uint64_t read_u64_le(const std::byte* data) {
   return value;
 }
 
+// Offset of the first byte that breaks strict UTF-8 (overlong forms, surrogates and code points
+// above U+10FFFF included), or npos when the text is valid.
+std::size_t find_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xbf;  // allowed range of the first continuation byte
+    if (lead < 0x80)
+      length = 1;
+    else if (lead >= 0xc2 && lead <= 0xdf)
+      length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead == 0xe0) low = 0xa0;   // overlong
+      if (lead == 0xed) high = 0x9f;  // surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead == 0xf0) low = 0x90;   // overlong
+      if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      const bool ok = k == 1 ? (byte >= low && byte <= high) : (byte >= 0x80 && byte <= 0xbf);
+      if (!ok) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// What a JSON value is, for messages, without serialising it (which would recurse on its depth
+// and could print megabytes).
+std::string describe(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
+  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_number_float()) return "the non-integer " + std::to_string(value.get<double>());
+  return std::string("a JSON ") + value.type_name();
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error("safetensors", path + ": " + what);
+}
+
+// Parses the header text, refusing invalid UTF-8, nesting deeper than kMaxHeaderDepth and
+// duplicate keys: nlohmann keeps the last of duplicate keys silently, which would let two
+// different tensors hide behind one name.
+nlohmann::json parse_header_json(const std::string& path, std::string_view text) {
+  if (const auto bad_byte = find_invalid_utf8(text); bad_byte != std::string_view::npos) {
+    fail(path, "header is not valid UTF-8 at byte " + std::to_string(8 + bad_byte) +
+                   " (tensor names and metadata must be UTF-8; the file is corrupt or not safetensors)");
+  }
+  std::vector<std::set<std::string, std::less<>>> open_objects;  // keys seen, per open object
+  const auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start) && depth >= SafetensorsFile::kMaxHeaderDepth) {
+      fail(path, "header nests deeper than " + std::to_string(SafetensorsFile::kMaxHeaderDepth) +
+                     " levels (not a safetensors header)");
+    }
+    if (event == Event::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Event::object_end) {
+      open_objects.pop_back();
+    } else if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second) {
+      fail(path, "header holds the key " + safetensors_quote_name(parsed.get<std::string>()) +
+                     (depth == 1 ? " twice (duplicate tensor names)" : " twice inside one object"));
+    }
+    return true;
+  };
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text.begin(), text.end(), on_event);
+  } catch (const nlohmann::json::parse_error& error) {
+    std::string reason = error.what();
+    if (const auto start = reason.find("] "); start != std::string::npos) reason.erase(0, start + 2);
+    fail(path, "header is not valid JSON: " + safetensors_quote_name(reason));
+  }
+  if (!header.is_object()) fail(path, "header is " + describe(header) + ", expected a JSON object");
+  return header;
+}
+
+std::map<std::string, std::string> parse_metadata(const std::string& path, const nlohmann::json& value) {
+  if (!value.is_object()) fail(path, "__metadata__ is " + describe(value) + ", expected an object of strings");
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, text] : value.items()) {
+    if (!text.is_string()) {
+      fail(path,
+           "__metadata__ value of " + safetensors_quote_name(key) + " is " + describe(text) + ", expected a string");
+    }
+    metadata[key] = text.get<std::string>();
+  }
+  return metadata;
+}
+
+// One tensor's {dtype, shape, data_offsets}, checked against itself and the data section size.
+SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& value,
+                             std::uint64_t data_size) {
+  const auto bad = [&](const std::string& what) { fail(path, "tensor " + safetensors_quote_name(name) + ": " + what); };
+  if (!value.is_object()) bad("entry is " + describe(value) + ", expected {dtype, shape, data_offsets}");
+  const auto dtype_it = value.find("dtype");
+  const auto shape_it = value.find("shape");
+  const auto offsets_it = value.find("data_offsets");
+  if (dtype_it == value.end() || !dtype_it->is_string()) bad("missing string 'dtype'");
+  if (shape_it == value.end() || !shape_it->is_array()) bad("missing array 'shape'");
+  if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2) {
+    bad("missing 'data_offsets' [begin, end]");
+  }
+  SafetensorsEntry entry;
+  entry.name = name;
+  const auto& dtype_text = dtype_it->get_ref<const std::string&>();
+  const auto dtype = dtype_from_name(dtype_text);
+  if (!dtype) {
+    bad("unsupported dtype " + safetensors_quote_name(dtype_text) +
+        " (supported: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
+  }
+  entry.dtype = *dtype;
+  if (shape_it->size() > SafetensorsFile::kMaxRank) {
+    bad("shape has " + std::to_string(shape_it->size()) + " dimensions, more than " +
+        std::to_string(SafetensorsFile::kMaxRank));
+  }
+  std::uint64_t numel = 1;
+  bool overflow = false;
+  for (std::size_t axis = 0; axis < shape_it->size(); ++axis) {
+    const auto& dim = (*shape_it)[axis];
+    if (!dim.is_number_unsigned()) {
+      bad("shape dimension " + std::to_string(axis) + " is " + describe(dim) + ", expected a non-negative integer");
+    }
+    const auto extent = dim.get<std::uint64_t>();
+    if (extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) overflow = true;
+    entry.shape.push_back(static_cast<std::int64_t>(extent));
+    if (extent != 0 && numel > std::numeric_limits<std::uint64_t>::max() / extent) overflow = true;
+    numel *= extent;
+  }
+  const std::uint64_t element_size = dtype_size(entry.dtype);
+  if (overflow || numel > std::numeric_limits<std::uint64_t>::max() / element_size) {
+    bad("shape " + shape_to_string(entry.shape) + " has more elements than fit in 64 bits");
+  }
+  for (const auto& offset : *offsets_it) {
+    if (!offset.is_number_unsigned()) bad("data_offset " + describe(offset) + " is not a non-negative integer");
+  }
+  entry.begin = (*offsets_it)[0].get<std::uint64_t>();
+  entry.end = (*offsets_it)[1].get<std::uint64_t>();
+  const std::string offsets_text = "[" + std::to_string(entry.begin) + "," + std::to_string(entry.end) + "]";
+  if (entry.begin > entry.end) bad("data_offsets " + offsets_text + " end before they begin");
+  if (entry.end > data_size) {
+    bad("data_offsets " + offsets_text + " end past the data section, which holds " + std::to_string(data_size) +
+        " bytes (truncated file?)");
+  }
+  if (entry.end - entry.begin != numel * element_size) {
+    bad("data_offsets " + offsets_text + " span " + std::to_string(entry.end - entry.begin) + " bytes but shape " +
+        shape_to_string(entry.shape) + " of " + dtype_text + " needs " + std::to_string(numel * element_size));
+  }
+  return entry;
+}
+
 }  // namespace
+
+std::string safetensors_quote_name(std::string_view name) {
+  constexpr std::size_t kMaxShown = 160;
+  std::string quoted = "'";
+  for (std::size_t i = 0; i < name.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+      quoted += escaped;
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  if (name.size() > kMaxShown) {
+    // Do not end inside a multi-byte UTF-8 sequence.
+    while (!quoted.empty() && (static_cast<unsigned char>(quoted.back()) & 0xc0) == 0x80) quoted.pop_back();
+    if (!quoted.empty() && static_cast<unsigned char>(quoted.back()) >= 0xc0) quoted.pop_back();
+    quoted += "...(" + std::to_string(name.size()) + " bytes)";
+  }
+  return quoted + "'";
+}
+
+std::uint64_t SafetensorsEntry::numel() const {
+  std::uint64_t count = 1;
+  for (const auto dim : shape) count *= static_cast<std::uint64_t>(dim);
+  return count;
+}
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) { parse_header(); }
 
 void SafetensorsFile::parse_header() {
-  const std::string& where = file_.path();
-  const auto fail = [&](const std::string& what) { throw Error("safetensors", where + ": " + what); };
+  const std::string& path = file_.path();
   const std::uint64_t file_size = file_.size();
-  if (file_size < 8) fail("file is " + std::to_string(file_size) + " bytes, too short to hold a header length");
+  if (file_size < 8) {
+    fail(path, "file is " + std::to_string(file_size) +
+                   " bytes, too short to hold a header length (truncated or not a safetensors file)");
+  }
   const std::uint64_t header_len = read_u64_le(file_.bytes().data());
   if (header_len > file_size - 8) {
-    fail("header length " + std::to_string(header_len) + " exceeds file size " + human_bytes(file_size) +
-         " (truncated or not a safetensors file)");
+    fail(path, "header length " + std::to_string(header_len) + " exceeds file size " + human_bytes(file_size) +
+                   " (truncated or not a safetensors file)");
   }
-  if (header_len > kMaxHeaderBytes) fail("header length " + human_bytes(header_len) + " exceeds the 100 MiB limit");
+  if (header_len > kMaxHeaderBytes) {
+    fail(path, "header length " + human_bytes(header_len) + " exceeds the 100 MiB limit");
+  }
   data_start_ = 8 + header_len;
   const std::uint64_t data_size = file_size - data_start_;
 
-  const auto* header_chars = reinterpret_cast<const char*>(file_.bytes().data() + 8);
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_chars, header_chars + header_len);
-  } catch (const nlohmann::json::exception& error) {
-    fail(std::string("header is not valid JSON: ") + error.what());
-  }
-  if (!header.is_object()) fail("header is not a JSON object");
-
+  const nlohmann::json header =
+      parse_header_json(path, {reinterpret_cast<const char*>(file_.bytes().data() + 8), header_len});
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (!value.is_object()) fail("__metadata__ is not an object");
-      for (const auto& [key, text] : value.items()) {
-        if (!text.is_string()) fail("__metadata__ value of '" + key + "' is not a string");
-        metadata_[key] = text.get<std::string>();
-      }
-      continue;
+      metadata_ = parse_metadata(path, value);
+    } else {
+      entries_.push_back(parse_entry(path, name, value, data_size));
     }
-    const auto bad = [&](const std::string& what) { fail("tensor '" + name + "': " + what); };
-    if (!value.is_object()) bad("entry is not an object");
-    const auto dtype_it = value.find("dtype");
-    const auto shape_it = value.find("shape");
-    const auto offsets_it = value.find("data_offsets");
-    if (dtype_it == value.end() || !dtype_it->is_string()) bad("missing string 'dtype'");
-    if (shape_it == value.end() || !shape_it->is_array()) bad("missing array 'shape'");
-    if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2) {
-      bad("missing 'data_offsets' [begin, end]");
-    }
-    SafetensorsEntry entry;
-    entry.name = name;
-    const auto dtype_text = dtype_it->get<std::string>();
-    const auto dtype = dtype_from_name(dtype_text);
-    if (!dtype) bad("unsupported dtype '" + dtype_text + "' (supported: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)");
-    entry.dtype = *dtype;
-    std::uint64_t numel = 1;
-    bool overflow = false;
-    for (const auto& dim : *shape_it) {
-      if (!dim.is_number_unsigned()) bad("shape " + shape_it->dump() + " holds a non-negative-integer dimension");
-      const auto extent = dim.get<std::uint64_t>();
-      if (extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) overflow = true;
-      entry.shape.push_back(static_cast<std::int64_t>(extent));
-      if (extent != 0 && numel > std::numeric_limits<std::uint64_t>::max() / extent) overflow = true;
-      numel *= extent;
-    }
-    const std::uint64_t element_size = dtype_size(entry.dtype);
-    if (overflow || numel > std::numeric_limits<std::uint64_t>::max() / element_size) {
-      bad("shape " + shape_it->dump() + " is too large");
-    }
-    for (const auto& offset : *offsets_it) {
-      if (!offset.is_number_unsigned()) bad("data_offsets " + offsets_it->dump() + " are not non-negative integers");
-    }
-    entry.begin = (*offsets_it)[0].get<std::uint64_t>();
-    entry.end = (*offsets_it)[1].get<std::uint64_t>();
-    if (entry.begin > entry.end) bad("data_offsets " + offsets_it->dump() + " end before they begin");
-    if (entry.end > data_size) {
-      bad("data_offsets end at " + std::to_string(entry.end) + " but the data section holds " +
-          std::to_string(data_size) + " bytes (truncated file?)");
-    }
-    if (entry.end - entry.begin != numel * element_size) {
-      bad("holds " + std::to_string(entry.end - entry.begin) + " bytes but shape " + shape_it->dump() + " of " +
-          dtype_text + " needs " + std::to_string(numel * element_size));
-    }
-    entries_.push_back(std::move(entry));
   }
-
-  std::sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(entries_.begin(), entries_.end(),
+            [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (i > 0 && entries_[i].begin < entries_[i - 1].end) {
-      fail("tensors '" + entries_[i - 1].name + "' and '" + entries_[i].name + "' overlap in the data section");
+      fail(path, "tensors " + safetensors_quote_name(entries_[i - 1].name) + " and " +
+                     safetensors_quote_name(entries_[i].name) + " overlap in the data section");
     }
     index_.emplace(entries_[i].name, i);
   }
@@ -130,7 +266,7 @@ const SafetensorsEntry* SafetensorsFile::find(std::string_view name) const {
 
 const SafetensorsEntry& SafetensorsFile::at(std::string_view name) const {
   const auto* entry = find(name);
-  if (entry == nullptr) throw Error("safetensors", path() + ": no tensor named '" + std::string(name) + "'");
+  if (entry == nullptr) throw Error("safetensors", path() + ": no tensor named " + safetensors_quote_name(name));
   return *entry;
 }
 
@@ -146,16 +282,27 @@ HostTensor SafetensorsFile::read_f32(std::string_view name) const {
 }
 
 void SafetensorsFile::read_f32_into(const SafetensorsEntry& entry, std::span<float> out) const {
+  if (out.size() != entry.numel()) {
+    throw Error("safetensors", path() + ": tensor " + safetensors_quote_name(entry.name) + " has " +
+                                   std::to_string(entry.numel()) + " elements, destination holds " +
+                                   std::to_string(out.size()));
+  }
+  read_f32_slice(entry, 0, out);
+}
+
+void SafetensorsFile::read_f32_slice(const SafetensorsEntry& entry, std::uint64_t first, std::span<float> out) const {
   if (!dtype_is_float(entry.dtype)) {
-    throw Error("safetensors", path() + ": tensor '" + entry.name + "' is " + std::string(dtype_name(entry.dtype)) +
-                                   ", expected a float type");
+    throw Error("safetensors", path() + ": tensor " + safetensors_quote_name(entry.name) + " is " +
+                                   std::string(dtype_name(entry.dtype)) + ", expected a float type");
   }
-  const std::size_t count = (entry.end - entry.begin) / dtype_size(entry.dtype);
-  if (out.size() != count) {
-    throw Error("safetensors", path() + ": tensor '" + entry.name + "' has " + std::to_string(count) +
-                                   " elements, destination holds " + std::to_string(out.size()));
+  const std::uint64_t count = entry.numel();
+  if (first > count || out.size() > count - first) {
+    throw Error("safetensors", path() + ": tensor " + safetensors_quote_name(entry.name) + " has " +
+                                   std::to_string(count) + " elements, cannot read " + std::to_string(out.size()) +
+                                   " from element " + std::to_string(first));
   }
-  convert_to_f32(bytes(entry).data(), entry.dtype, count, out.data());
+  const std::size_t element_size = dtype_size(entry.dtype);
+  convert_to_f32(bytes(entry).data() + first * element_size, entry.dtype, out.size(), out.data());
 }
 
 std::vector<std::int64_t> SafetensorsFile::read_i64(std::string_view name) const {
@@ -167,17 +314,47 @@ std::vector<std::int64_t> SafetensorsFile::read_i64(std::string_view name) const
   for (std::size_t i = 0; i < count; ++i) {
     const std::byte* element = raw.data() + i * size;
     switch (entry.dtype) {
-      case DType::kI64: { std::int64_t v; std::memcpy(&v, element, 8); values[i] = v; break; }
-      case DType::kI32: { std::int32_t v; std::memcpy(&v, element, 4); values[i] = v; break; }
-      case DType::kI16: { std::int16_t v; std::memcpy(&v, element, 2); values[i] = v; break; }
-      case DType::kI8: values[i] = static_cast<std::int8_t>(std::to_integer<int>(*element)); break;
-      case DType::kU8: values[i] = std::to_integer<int>(*element); break;
+      case DType::kI64: {
+        std::int64_t v;
+        std::memcpy(&v, element, 8);
+        values[i] = v;
+        break;
+      }
+      case DType::kI32: {
+        std::int32_t v;
+        std::memcpy(&v, element, 4);
+        values[i] = v;
+        break;
+      }
+      case DType::kI16: {
+        std::int16_t v;
+        std::memcpy(&v, element, 2);
+        values[i] = v;
+        break;
+      }
+      case DType::kI8:
+        values[i] = static_cast<std::int8_t>(std::to_integer<int>(*element));
+        break;
+      case DType::kU8:
+        values[i] = std::to_integer<int>(*element);
+        break;
       default:
-        throw Error("safetensors", path() + ": tensor '" + entry.name + "' is " +
+        throw Error("safetensors", path() + ": tensor " + safetensors_quote_name(entry.name) + " is " +
                                        std::string(dtype_name(entry.dtype)) + ", expected an integer type");
     }
   }
   return values;
+}
+
+void SafetensorsFile::release_pages(const SafetensorsEntry& entry) const noexcept {
+  release_data_pages(entry.begin, entry.end);
+}
+
+void SafetensorsFile::release_data_pages(std::uint64_t begin, std::uint64_t end) const noexcept {
+  const std::uint64_t data_size = file_.size() - data_start_;
+  end = std::min(end, data_size);
+  if (begin >= end) return;
+  file_.release_pages(data_start_ + begin, end - begin);
 }
 
 }  // namespace websd

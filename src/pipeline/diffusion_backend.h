@@ -18,6 +18,11 @@ struct ModelInfo {
   std::int64_t vae_scale_factor = 8;   // image pixels per latent pixel
   double vae_scaling_factor = 0.18215;  // latents = encode(x) * this
   std::int64_t max_tokens = 77;
+  // Latent side the UNet was trained at; the default image side is sample_size * vae_scale_factor.
+  std::int64_t sample_size = 64;
+  // Latent sides must be multiples of this (2^(levels - 1) for a UNet that halves the latents at each
+  // level), so image sides must be multiples of vae_scale_factor * latent_size_multiple.
+  std::int64_t latent_size_multiple = 1;
   std::string name;  // shown to users and written into PNG metadata
 };
 

@@ -1,0 +1,196 @@
+// `websd generate`: txt2img or img2img on the CPU backend, written as PNG files that carry their
+// generation parameters (A1111 "parameters" text chunk).
+//
+// Every input is checked before the model runs, and each image is written atomically, so a bad input
+// or a failed run leaves an existing --out untouched. With --batch-count N > 1 the images are
+// <stem>-0<ext>, <stem>-1<ext>, ... beside --out (out.png -> out-0.png, out-1.png), image i using
+// seed + i. Without --model the built-in demo model (tiny architecture, random weights) is used.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/command_registry.h"
+#include "core/error.h"
+#include "engine/cpu_backend.h"
+#include "engine/demo_model.h"
+#include "io/png_file.h"
+#include "io/safetensors_reader.h"
+#include "io/safetensors_writer.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/schedulers/scheduler_factory.h"
+#include "pipeline/tokenizer/clip_tokenizer_loader.h"
+
+namespace websd::app {
+namespace {
+namespace fs = std::filesystem;
+
+struct GenerateOptions {
+  std::string model;
+  GenerationParams params;
+  std::optional<std::uint64_t> seed;
+  std::string scheduler;
+  std::string scheduler_config;
+  std::string init_image;
+  std::optional<double> strength;
+  std::string init_latents;
+  std::string save_latents;
+  std::string out;
+};
+
+// out.png -> out-<index>.png when the run makes several images.
+std::string output_path(const std::string& out, int index, int count) {
+  if (count == 1) return out;
+  const fs::path path(out);
+  return (path.parent_path() / (path.stem().string() + "-" + std::to_string(index) + path.extension().string()))
+      .string();
+}
+
+void check_output_folder(const std::string& option, const std::string& file) {
+  const fs::path folder = fs::path(file).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder)) {
+    throw Error("generate", option + " " + file + ": folder " + folder.string() + " does not exist (create it first)");
+  }
+  if (fs::is_directory(file)) throw Error("generate", option + " " + file + ": is a folder (name a file)");
+}
+
+HostTensor read_init_latents(const std::string& path) {
+  const SafetensorsFile file(path);
+  if (file.entries().size() != 1) {
+    throw Error("generate", "--init-latents " + path + ": holds " + std::to_string(file.entries().size()) +
+                                " tensors, expected exactly one (as `websd noise` or --save-latents write)");
+  }
+  return file.read_f32(file.entries().front().name);
+}
+
+std::unique_ptr<schedulers::Scheduler> make_scheduler(const GenerateOptions& options, const std::string& model_dir) {
+  if (!options.scheduler_config.empty()) {
+    return schedulers::create_scheduler_from_file(options.scheduler_config, options.scheduler);
+  }
+  const std::string model_config = (fs::path(model_dir) / "scheduler" / "scheduler_config.json").string();
+  if (fs::exists(model_config)) return schedulers::create_scheduler_from_file(model_config, options.scheduler);
+  if (options.scheduler.empty()) {
+    throw Error("generate", model_config + " does not exist (pass --scheduler NAME or --scheduler-config FILE)");
+  }
+  return schedulers::create_scheduler_by_name(options.scheduler);
+}
+
+// Everything that can be checked without the model, so a typo fails at once.
+void check_options(const GenerateOptions& options) {
+  if (!options.scheduler.empty()) schedulers::scheduler_class_for_name(options.scheduler);
+  if (options.strength && options.init_image.empty()) {
+    throw Error("generate", "--strength applies to img2img only (add --init-image PNG)");
+  }
+  if (!options.init_image.empty() && !options.init_latents.empty()) {
+    throw Error("generate", "--init-image and --init-latents exclude each other (img2img starts from the image)");
+  }
+  check_output_folder("--out", options.out);
+  if (!options.save_latents.empty()) check_output_folder("--save-latents", options.save_latents);
+  if (!options.model.empty() && !fs::is_directory(options.model)) {
+    throw Error("generate", "--model " + options.model + ": no such folder (pass a diffusers model folder)");
+  }
+}
+
+std::string resolve_model_dir(const std::string& model) {
+  if (!model.empty()) return model;
+  return engine::ensure_demo_model(
+      [](const std::string& line) { std::cerr << "websd: writing demo model: " << line << "\n"; });
+}
+
+// Said once the request is known to be valid, so that a bad input gets its error line alone.
+void print_notices(const GenerateOptions& options, const std::string& model_dir, const GenerationParams& params) {
+  if (options.model.empty()) {
+    std::cerr << "websd: no --model given: using the built-in DEMO model with RANDOM weights (" << model_dir
+              << "); its images are noise patterns, not pictures. Pass --model DIR for a real checkpoint.\n";
+  }
+  if (!options.seed) std::cerr << "websd: seed " << params.seed << " (pass --seed to repeat this run)\n";
+}
+
+GenerationRequest build_request(const GenerateOptions& options) {
+  GenerationRequest request;
+  request.params = options.params;
+  // torch keeps 32 bits of a seed, so a random one needs no more.
+  request.params.seed = options.seed ? *options.seed : std::random_device{}() & 0xFFFFFFFFu;
+  if (options.strength) request.params.strength = *options.strength;
+  if (!options.init_image.empty()) request.init_image = png_read_rgb(options.init_image);
+  if (!options.init_latents.empty()) request.init_latents = read_init_latents(options.init_latents);
+  return request;
+}
+
+void run_generate(const GenerateOptions& options) {
+  check_options(options);
+  GenerationRequest request = build_request(options);
+  const std::string model_dir = resolve_model_dir(options.model);
+  engine::CpuBackend backend(model_dir);
+  const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, model_dir);
+  request = validate_request(request, backend.info(), *scheduler);
+  const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
+  const GenerationParams& params = request.params;
+  print_notices(options, model_dir, params);
+
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  ProgressPrinter printer(std::cerr, terminal);
+  std::vector<float> all_latents;
+  Shape latent_shape;
+  Pipeline pipeline(backend, tokenizer);
+  pipeline.generate(
+      request, *scheduler,
+      [&](const GeneratedImage& result) {
+        const std::string path = output_path(options.out, result.index, params.batch_count);
+        png_write_rgb(path, result.image, {{"parameters", result.parameters}});
+        std::cout << "wrote " << path << " (" << result.image.width << "x" << result.image.height << ", seed "
+                  << result.seed << ")" << std::endl;
+        latent_shape = result.latents.shape;
+        all_latents.insert(all_latents.end(), result.latents.data.begin(), result.latents.data.end());
+      },
+      [&printer](const ProgressEvent& event) { printer(event); });
+
+  if (!options.save_latents.empty()) {
+    latent_shape.at(0) = params.batch_count;
+    const HostTensor latents(latent_shape, std::move(all_latents));
+    safetensors_write_f32(options.save_latents, {{"latents", &latents}},
+                          {{"seed", std::to_string(params.seed)}, {"steps", std::to_string(params.steps)}});
+    std::cout << "wrote " << options.save_latents << " (latents " << shape_to_string(latent_shape) << ")" << std::endl;
+  }
+}
+
+void add_options(CLI::App& command, GenerateOptions& options) {
+  command.add_option("--model", options.model, "Diffusers model folder (default: the built-in demo model)");
+  command.add_option("--prompt", options.params.prompt, "What to draw")->required();
+  command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
+  command.add_option("--steps", options.params.steps, "Denoising steps")->default_val(20);
+  command.add_option("--guidance", options.params.guidance_scale, "Classifier-free guidance scale (<= 1: off)")
+      ->default_val(7.5);
+  command.add_option("--scheduler", options.scheduler,
+                     "Scheduler name: " + schedulers::join_names(schedulers::scheduler_names()) +
+                         " (default: the model's scheduler_config.json)");
+  command.add_option("--scheduler-config", options.scheduler_config,
+                     "A scheduler_config.json to use instead of the model's");
+  command.add_option("--seed", options.seed, "Random seed (default: a random one, printed); image i uses seed + i");
+  command.add_option("--width", options.params.width, "Image width, a multiple of 8 (default: the model's size)");
+  command.add_option("--height", options.params.height, "Image height, a multiple of 8 (default: the model's size)");
+  command.add_option("--batch-count", options.params.batch_count, "Images to make: out-0.png, out-1.png, ...")
+      ->default_val(1);
+  command.add_option("--init-image", options.init_image, "img2img: start from this PNG (RGB, RGBA or gray)");
+  command.add_option("--strength", options.strength, "img2img: how much to repaint, in (0, 1] (default 0.8)");
+  command.add_option("--init-latents", options.init_latents,
+                     "txt2img: start from these standard-normal latents (safetensors, one tensor [N,4,h,w])");
+  command.add_option("--save-latents", options.save_latents, "Write the final latents (tensor 'latents') here");
+  command.add_option("--out", options.out, "Output PNG")->required();
+}
+
+const bool registered =
+    register_command({"generate", "Generate images from a prompt (txt2img) or an init image (img2img) on the CPU",
+                      [](CLI::App& command) {
+                        auto options = std::make_shared<GenerateOptions>();
+                        add_options(command, *options);
+                        command.callback([options] { run_generate(*options); });
+                      }});
+
+}  // namespace
+}  // namespace websd::app

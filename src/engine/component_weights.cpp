@@ -1,0 +1,31 @@
+#include "engine/component_weights.h"
+
+#include "core/error.h"
+
+namespace websd::engine {
+
+ComponentWeights::ComponentWeights(const CheckpointComponent& component, const std::vector<ParamSpec>& expected)
+    : component_(component) {
+  for (const BoundParam& param : component.bind(expected)) shapes_.emplace(param.spec.name, param.spec.shape);
+}
+
+std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& function, const std::string& name,
+                                                          const Shape& shape) {
+  if (const auto found = loaded_.find(name); found != loaded_.end()) return found->second;
+  const auto bound = shapes_.find(name);
+  if (bound == shapes_.end()) {
+    throw Error("engine", function + ": graph weight '" + name + "' is not a parameter of " + component_.name() +
+                              " (the graph builder and the parameter list disagree: a websd bug, please report it)");
+  }
+  if (bound->second != shape) {
+    throw Error("engine", function + ": graph weight '" + name + "' has shape " + shape_to_string(shape) + " but " +
+                              component_.name() + " holds " + shape_to_string(bound->second) +
+                              " (a websd bug, please report it)");
+  }
+  auto storage = std::make_shared<std::vector<float>>(static_cast<std::size_t>(shape_numel(shape)));
+  component_.read_f32_into(name, *storage);
+  loaded_.emplace(name, storage);
+  return storage;
+}
+
+}  // namespace websd::engine

@@ -1,0 +1,167 @@
+#include "engine/cpu_backend.h"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/cpu_executor.h"
+#include "engine/component_weights.h"
+#include "import/diffusers_checkpoint.h"
+#include "models/graphs/sd_graphs.h"
+#include "models/model_params.h"
+
+namespace websd::engine {
+namespace {
+
+using Key = std::vector<std::int64_t>;
+
+// One network's executors, by input shape, all bound to the same component weights.
+struct ExecutorCache {
+  ComponentWeights* weights = nullptr;
+  std::map<Key, std::unique_ptr<cpu::CpuExecutor>> executors;
+
+  const cpu::CpuExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
+    if (const auto found = executors.find(key); found != executors.end()) return *found->second;
+    auto executor = std::make_unique<cpu::CpuExecutor>(build());
+    const std::string symbol = executor->function().symbol();
+    executor->bind_weights([this, &symbol](const std::string& name, const graph::TensorType& type) {
+      return weights->get(symbol, name, type.shape);
+    });
+    return *executors.emplace(key, std::move(executor)).first->second;
+  }
+};
+
+cpu::CpuTensor to_cpu(const HostTensor& tensor) {
+  return {graph::TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
+}
+
+HostTensor from_cpu(const cpu::CpuTensor& tensor) {
+  const auto begin = tensor.f32->begin();
+  return HostTensor(tensor.type.shape, std::vector<float>(begin, begin + tensor.numel()));
+}
+
+void require_rank(const HostTensor& tensor, std::size_t rank, const char* what, const char* layout) {
+  if (tensor.shape.size() != rank || tensor.numel() != shape_numel(tensor.shape)) {
+    throw Error("engine", std::string(what) + " has shape " + shape_to_string(tensor.shape) + ", expected " + layout);
+  }
+}
+
+std::string model_name(const std::string& dir) {
+  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "models/sd15/" -> "sd15"
+  const std::string name = path.filename().string();
+  return name.empty() || name == "." ? std::filesystem::absolute(path).filename().string() : name;
+}
+
+std::string config_origin(const CheckpointComponent& component) { return component.dir() + "/config.json"; }
+
+}  // namespace
+
+struct CpuBackend::State {
+  DiffusersCheckpoint checkpoint;
+  ClipTextConfig clip;
+  UNetConfig unet;
+  VaeConfig vae;
+  ModelInfo info;
+  std::unique_ptr<ComponentWeights> clip_weights, unet_weights, vae_weights;
+  ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
+
+  explicit State(const std::string& dir) : checkpoint(DiffusersCheckpoint::open(dir)) {
+    const CheckpointComponent& text_encoder = checkpoint.component("text_encoder");
+    const CheckpointComponent& unet_component = checkpoint.component("unet");
+    const CheckpointComponent& vae_component = checkpoint.component("vae");
+    clip = clip_config_from_json(text_encoder.config(), config_origin(text_encoder));
+    unet = unet_config_from_json(unet_component.config(), config_origin(unet_component));
+    vae = vae_config_from_json(vae_component.config(), config_origin(vae_component));
+    check_configs_fit(dir);
+    clip_weights = std::make_unique<ComponentWeights>(text_encoder, param_specs(clip_text_params(clip)));
+    unet_weights = std::make_unique<ComponentWeights>(unet_component, param_specs(unet_params(unet)));
+    vae_weights = std::make_unique<ComponentWeights>(vae_component, param_specs(vae_params(vae)));
+    clip_executors.weights = clip_weights.get();
+    unet_executors.weights = unet_weights.get();
+    decode_executors.weights = vae_weights.get();
+    encode_executors.weights = vae_weights.get();
+
+    info.latent_channels = vae.latent_channels;
+    info.vae_scale_factor = std::int64_t{1} << (vae.block_count() - 1);
+    info.vae_scaling_factor = vae.scaling_factor;
+    info.max_tokens = clip.max_position_embeddings;
+    info.sample_size = unet.sample_size.value_or(info.sample_size);
+    info.latent_size_multiple = std::int64_t{1} << (unet.block_count() - 1);  // the UNet's graph needs it
+    info.name = model_name(dir);
+  }
+
+  void check_configs_fit(const std::string& dir) const {
+    const auto mismatch = [&](const std::string& what, std::int64_t a, std::int64_t b) {
+      if (a != b) {
+        throw Error("engine", dir + ": " + what + " (" + std::to_string(a) + " vs " + std::to_string(b) +
+                                  "): the components come from different models");
+      }
+    };
+    mismatch("unet in_channels differs from vae latent_channels", unet.in_channels, vae.latent_channels);
+    mismatch("unet out_channels differs from vae latent_channels", unet.out_channels, vae.latent_channels);
+    mismatch("unet cross_attention_dim differs from text_encoder hidden_size", unet.cross_attention_dim,
+             clip.hidden_size);
+  }
+};
+
+CpuBackend::CpuBackend(const std::string& model_dir) : state_(std::make_unique<State>(model_dir)) {}
+
+CpuBackend::~CpuBackend() = default;
+
+const ModelInfo& CpuBackend::info() const { return state_->info; }
+
+std::size_t CpuBackend::executor_count() const {
+  return state_->clip_executors.executors.size() + state_->unet_executors.executors.size() +
+         state_->decode_executors.executors.size() + state_->encode_executors.executors.size();
+}
+
+HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+  if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
+    throw Error("engine",
+                "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
+  }
+  const auto tokens = static_cast<std::int64_t>(ids.size()) / batch;
+  const auto& executor =
+      state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
+  cpu::CpuTensor input{graph::TensorType{DType::kI64, {batch, tokens}}, nullptr,
+                       std::make_shared<std::vector<std::int64_t>>(ids)};
+  return from_cpu(executor.run({input}).at(0));
+}
+
+HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
+  require_rank(sample, 4, "UNet sample", "[batch,channels,height,width]");
+  require_rank(context, 3, "UNet context", "[batch,tokens,width]");
+  const std::int64_t batch = sample.shape[0];
+  if (context.shape[0] != batch) {
+    throw Error("engine", "UNet sample " + shape_to_string(sample.shape) + " and context " +
+                              shape_to_string(context.shape) + " differ in batch size");
+  }
+  const auto& executor = state_->unet_executors.get({batch, sample.shape[2], sample.shape[3], context.shape[1]}, [&] {
+    return unet_graph(state_->unet, batch, sample.shape[2], sample.shape[3], context.shape[1]);
+  });
+  // diffusers broadcasts one timestep over the batch and embeds it in float32.
+  HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
+  return from_cpu(executor.run({to_cpu(sample), to_cpu(timesteps), to_cpu(context)}).at(0));
+}
+
+HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
+  require_rank(latents, 4, "VAE decoder input", "[batch,channels,height,width]");
+  const Shape& shape = latents.shape;
+  const auto& executor =
+      state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
+  return from_cpu(executor.run({to_cpu(latents)}).at(0));
+}
+
+std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image) {
+  require_rank(image, 4, "VAE encoder input", "[batch,3,height,width]");
+  const Shape& shape = image.shape;
+  const auto& executor =
+      state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
+  const std::vector<cpu::CpuTensor> outputs = executor.run({to_cpu(image)});
+  return {from_cpu(outputs.at(0)), from_cpu(outputs.at(1))};
+}
+
+}  // namespace websd::engine

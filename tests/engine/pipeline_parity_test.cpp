@@ -1,0 +1,103 @@
+// The whole pipeline on the CPU backend against diffusers on the fixture model (tiny-sd15/reference):
+// the four pipe.<sched>.image rows driven by pipe.latents0, and the seeded txt2img / img2img rows
+// driven by seed 42 alone. Images must agree within 4e-3 max abs (about one 8-bit level).
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+#include "io/json_file.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/schedulers/scheduler_factory.h"
+#include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "support/fixtures.h"
+
+namespace websd {
+namespace {
+
+constexpr double kImageTolerance = 4e-3;
+
+const ClipTokenizer& tiny_tokenizer() {
+  static const ClipTokenizer tokenizer = load_clip_tokenizer(test::tiny_model_dir());
+  return tokenizer;
+}
+
+// [1, 3, H, W] -> [1, H, W, 3], the layout of the reference images.
+std::vector<float> to_channels_last(const HostTensor& image) {
+  const std::int64_t channels = image.shape[1], plane = image.shape[2] * image.shape[3];
+  std::vector<float> out(image.data.size());
+  for (std::int64_t c = 0; c < channels; ++c) {
+    for (std::int64_t p = 0; p < plane; ++p)
+      out[static_cast<std::size_t>(p * channels + c)] = image.data[static_cast<std::size_t>(c * plane + p)];
+  }
+  return out;
+}
+
+GeneratedImage generate(const GenerationRequest& request, const std::string& scheduler_file) {
+  const auto scheduler =
+      schedulers::create_scheduler_from_file(test::fixture_path("tiny-sd15/reference/" + scheduler_file));
+  GeneratedImage result;
+  Pipeline(test::tiny_backend(), tiny_tokenizer()).generate(request, *scheduler, [&](const GeneratedImage& image) {
+    result = image;
+  });
+  return result;
+}
+
+GenerationRequest request_from(const nlohmann::json& cases) {
+  GenerationRequest request;
+  request.params.prompt = cases.at("prompt").get<std::string>();
+  request.params.negative_prompt = cases.at("negative_prompt").get<std::string>();
+  request.params.steps = cases.at("steps").get<int>();
+  request.params.guidance_scale = cases.at("guidance_scale").get<double>();
+  return request;
+}
+
+void expect_image_matches(const GeneratedImage& result, const std::string& file, const std::string& key) {
+  const HostTensor expected = test::reference_tensor(file, key);
+  const double error = test::max_abs_difference(to_channels_last(result.unit_image), expected.data);
+  ::testing::Test::RecordProperty(key + ".max_abs", std::to_string(error));
+  EXPECT_LT(error, kImageTolerance) << key;
+}
+
+class PipeImage : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PipeImage, MatchesDiffusersFromTheGivenLatents) {
+  const std::string sched = GetParam();
+  GenerationRequest request = request_from(json_read_file(test::fixture_path("tiny-sd15/reference/cases.json")));
+  request.init_latents = test::reference_tensor("expected", "pipe.latents0");
+  const GeneratedImage result = generate(request, "scheduler-" + sched + ".json");
+  const HostTensor expected_latents = test::reference_tensor("expected", "pipe." + sched + ".latents");
+  RecordProperty("latents.relative_l2", std::to_string(test::relative_l2(result.latents.data, expected_latents.data)));
+  expect_image_matches(result, "expected", "pipe." + sched + ".image");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, PipeImage, ::testing::Values("pndm", "dpmpp_2m", "ddim", "euler"));
+
+class SeededTxt2Img : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SeededTxt2Img, MatchesDiffusersFromTheSeedAlone) {
+  const nlohmann::json seeded = json_read_file(test::fixture_path("tiny-sd15/reference/seeded.json"));
+  GenerationRequest request = request_from(seeded);
+  request.params.seed = seeded.at("seed").get<std::uint64_t>();
+  request.params.width = seeded.at("width").get<std::int64_t>();
+  request.params.height = seeded.at("height").get<std::int64_t>();
+  const GeneratedImage result = generate(request, "scheduler-" + GetParam() + ".json");
+  expect_image_matches(result, "seeded", "txt2img." + GetParam() + ".image");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, SeededTxt2Img, ::testing::Values("euler_a", "dpmpp_2m", "ddim"));
+
+class SeededImg2Img : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SeededImg2Img, MatchesDiffusersFromTheSeedAndInitImage) {
+  const nlohmann::json seeded = json_read_file(test::fixture_path("tiny-sd15/reference/seeded.json"));
+  GenerationRequest request = request_from(seeded);
+  request.params.seed = seeded.at("seed").get<std::uint64_t>();
+  request.params.strength = seeded.at("img2img").at(GetParam()).at("strength").get<double>();
+  request.init_image = png_read_rgb(test::fixture_path("tiny-sd15/reference/init.png"));
+  const GeneratedImage result = generate(request, "scheduler-" + GetParam() + ".json");
+  expect_image_matches(result, "seeded", "img2img." + GetParam() + ".image");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, SeededImg2Img, ::testing::Values("ddim", "euler_a"));
+
+}  // namespace
+}  // namespace websd

@@ -1,0 +1,40 @@
+// A deterministic stand-in for the networks, so pipeline tests check the pipeline's own arithmetic
+// and call order without a model:
+//   encode_text: row r of the context is filled with (mean of row r's ids) / 100000
+//   unet:        prediction = 0.1 * sample + context[row][0][0] (per batch row)
+//   vae_decode:  pixel (y, x) of channel c = latent (c, y / 8, x / 8) (channel c < 3)
+//   vae_encode:  mean = 8x8 average of channel (c % 3), logvar = -2
+// It records every call. Not thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "pipeline/diffusion_backend.h"
+
+namespace websd::test {
+
+struct UnetCall {
+  HostTensor sample;
+  double timestep = 0;
+  HostTensor context;
+};
+
+class FakeBackend : public DiffusionBackend {
+ public:
+  FakeBackend();
+
+  const ModelInfo& info() const override { return info_; }
+  HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
+  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  HostTensor vae_decode(const HostTensor& latents) override;
+  std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+
+  ModelInfo info_;
+  std::int64_t hidden = 8;
+  std::vector<std::vector<std::int64_t>> text_calls;  // ids of each encode_text call
+  std::vector<UnetCall> unet_calls;
+  std::vector<HostTensor> decode_calls;
+  std::vector<HostTensor> encode_calls;
+};
+
+}  // namespace websd::test
