@@ -68,8 +68,8 @@ void run_bench(const BenchOptions& options) {
   const std::int64_t width = options.width ? options.width : info.sample_size * scale;
   const std::int64_t height = options.height ? options.height : info.sample_size * scale;
   if (width % scale != 0 || height % scale != 0 || width <= 0 || height <= 0) {
-    throw Error("bench", "size " + std::to_string(width) + "x" + std::to_string(height) + " must be positive multiples of " +
-                             std::to_string(scale));
+    throw Error("bench", "size " + std::to_string(width) + "x" + std::to_string(height) +
+                             " must be positive multiples of " + std::to_string(scale));
   }
   const auto tokenizer = load_clip_tokenizer(model_dir);
   std::vector<std::int64_t> ids;
@@ -91,10 +91,14 @@ void run_bench(const BenchOptions& options) {
 
   if (options.json) {
     const auto entry = [](const Timing& t) { return nlohmann::json{{"median_s", t.median_s}, {"first_s", t.first_s}}; };
-    std::cout << nlohmann::json{{"model", model_dir},       {"width", width},
-                                {"height", height},         {"runs", options.runs},
-                                {"text_encoder", entry(text)}, {"unet_step_cfg", entry(unet)},
-                                {"vae_decode", entry(vae)}, {"peak_rss_bytes", peak}}
+    std::cout << nlohmann::json{{"model", model_dir},
+                                {"width", width},
+                                {"height", height},
+                                {"runs", options.runs},
+                                {"text_encoder", entry(text)},
+                                {"unet_step_cfg", entry(unet)},
+                                {"vae_decode", entry(vae)},
+                                {"peak_rss_bytes", peak}}
                      .dump(2)
               << "\n";
     return;

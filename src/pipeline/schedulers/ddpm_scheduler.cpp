@@ -64,18 +64,7 @@ HostTensor DdpmScheduler::step_sample(const HostTensor& model_output, double tim
   const float root_alpha = std::sqrt(alpha);
   const float root_beta = std::sqrt(beta);
 
-  HostTensor x0;
-  switch (prediction_) {
-    case PredictionType::kEpsilon:
-      x0 = map_samples(sample, model_output, [&](float x, float e) { return (x - root_beta * e) / root_alpha; });
-      break;
-    case PredictionType::kSample:
-      x0 = model_output;
-      break;
-    case PredictionType::kVPrediction:
-      x0 = map_samples(sample, model_output, [&](float x, float v) { return root_alpha * x - root_beta * v; });
-      break;
-  }
+  HostTensor x0 = x0_from_alpha_output(prediction_, sample, model_output, root_alpha, root_beta);
   x0 = x0_limit_.apply(std::move(x0));
 
   // Formula (7) of arXiv 2006.11239: the posterior mean of x_{t-1}.

@@ -22,14 +22,7 @@ HostTensor EulerAncestralScheduler::step_sample(const HostTensor& model_output, 
                                                 const HostTensor& sample, TorchGenerator* generator) {
   const int index = step_index_for(timestep);
   const float sigma = sigma_at(index);
-  HostTensor x0;
-  if (prediction_ == PredictionType::kEpsilon) {
-    x0 = map_samples(sample, model_output, [sigma](float x, float e) { return x - sigma * e; });
-  } else {
-    const float output_scale = -sigma / std::sqrt(sigma * sigma + 1.0f);
-    const float variance = sigma * sigma + 1.0f;
-    x0 = map_samples(sample, model_output, [&](float x, float v) { return v * output_scale + x / variance; });
-  }
+  const HostTensor x0 = x0_from_sigma_output(prediction_, sample, model_output, sigma);
 
   // Split the step to sigma_to into a deterministic part down to sigma_down and fresh noise sigma_up.
   const float sigma_to = sigma_at(index + 1);

@@ -42,21 +42,7 @@ HostTensor EulerDiscreteScheduler::step_sample(const HostTensor& model_output, d
                                                const HostTensor& sample, TorchGenerator* /*generator*/) {
   const int index = step_index_for(timestep);
   const float sigma = sigma_at(index);
-  HostTensor x0;
-  switch (prediction_) {
-    case PredictionType::kEpsilon:
-      x0 = map_samples(sample, model_output, [sigma](float x, float e) { return x - sigma * e; });
-      break;
-    case PredictionType::kSample:
-      x0 = model_output;
-      break;
-    case PredictionType::kVPrediction: {
-      const float output_scale = -sigma / std::sqrt(sigma * sigma + 1.0f);
-      const float variance = sigma * sigma + 1.0f;
-      x0 = map_samples(sample, model_output, [&](float x, float v) { return v * output_scale + x / variance; });
-      break;
-    }
-  }
+  HostTensor x0 = x0_from_sigma_output(prediction_, sample, model_output, sigma);
   const float dt = sigma_at(index + 1) - sigma;
   advance_step_index();
   // The ODE derivative (x - x0) / sigma, followed for dt.

@@ -49,21 +49,7 @@ HostTensor HeunDiscreteScheduler::step_sample(const HostTensor& model_output, do
   // The model was evaluated at sigma (predictor) or at sigma_next (corrector).
   const float sigma_input = predictor ? sigma : sigma_next;
 
-  HostTensor x0;
-  switch (prediction_) {
-    case PredictionType::kEpsilon:
-      x0 = map_samples(sample, model_output, [sigma_input](float x, float e) { return x - sigma_input * e; });
-      break;
-    case PredictionType::kSample:
-      x0 = model_output;
-      break;
-    case PredictionType::kVPrediction: {
-      const float output_scale = -sigma_input / std::sqrt(sigma_input * sigma_input + 1.0f);
-      const float variance = sigma_input * sigma_input + 1.0f;
-      x0 = map_samples(sample, model_output, [&](float x, float v) { return v * output_scale + x / variance; });
-      break;
-    }
-  }
+  HostTensor x0 = x0_from_sigma_output(prediction_, sample, model_output, sigma_input);
   x0 = x0_limit_.apply(std::move(x0));
 
   HostTensor prev;

@@ -74,18 +74,7 @@ HostTensor LcmScheduler::step_sample(const HostTensor& model_output, double time
   const float skip_scale = (1.0f / (scaled * scaled + 0.25f)) * 0.25f;
   const float out_scale = scaled / std::sqrt(scaled * scaled + 0.25f);
 
-  HostTensor x0;
-  switch (prediction_) {
-    case PredictionType::kEpsilon:
-      x0 = map_samples(sample, model_output, [&](float x, float e) { return (x - root_beta * e) / root_alpha; });
-      break;
-    case PredictionType::kSample:
-      x0 = model_output;
-      break;
-    case PredictionType::kVPrediction:
-      x0 = map_samples(sample, model_output, [&](float x, float v) { return root_alpha * x - root_beta * v; });
-      break;
-  }
+  HostTensor x0 = x0_from_alpha_output(prediction_, sample, model_output, root_alpha, root_beta);
   x0 = x0_limit_.apply(std::move(x0));
   HostTensor denoised = map_samples(x0, sample, [&](float x0v, float x) { return out_scale * x0v + skip_scale * x; });
   advance_step_index();

@@ -60,4 +60,33 @@ X0Limit read_x0_limit(const SchedulerConfig& config, bool thresholding_keys, boo
   return limit;
 }
 
+HostTensor x0_from_sigma_output(PredictionType prediction, const HostTensor& sample, const HostTensor& output,
+                                float sigma) {
+  switch (prediction) {
+    case PredictionType::kEpsilon:
+      return map_samples(sample, output, [sigma](float x, float e) { return x - sigma * e; });
+    case PredictionType::kSample:
+      return output;
+    case PredictionType::kVPrediction: {
+      const float output_scale = -sigma / std::sqrt(sigma * sigma + 1.0f);
+      const float variance = sigma * sigma + 1.0f;
+      return map_samples(sample, output, [&](float x, float v) { return v * output_scale + x / variance; });
+    }
+  }
+  return output;
+}
+
+HostTensor x0_from_alpha_output(PredictionType prediction, const HostTensor& sample, const HostTensor& output,
+                                float root_alpha, float root_beta) {
+  switch (prediction) {
+    case PredictionType::kEpsilon:
+      return map_samples(sample, output, [&](float x, float e) { return (x - root_beta * e) / root_alpha; });
+    case PredictionType::kSample:
+      return output;
+    case PredictionType::kVPrediction:
+      return map_samples(sample, output, [&](float x, float v) { return root_alpha * x - root_beta * v; });
+  }
+  return output;
+}
+
 }  // namespace websd::schedulers

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "core/host_tensor.h"
+#include "pipeline/schedulers/prediction_type.h"
 #include "pipeline/schedulers/scheduler_config.h"
 
 namespace websd::schedulers {
@@ -31,6 +32,14 @@ HostTensor map_samples(const HostTensor& a, const HostTensor& b, const HostTenso
   for (std::size_t i = 0; i < a.data.size(); ++i) out.data[i] = op(a.data[i], b.data[i], c.data[i]);
   return out;
 }
+
+// The clean sample x0 that a model output predicts, for schedulers indexed by sigma (euler, heun,
+// lms, euler_a: x = x0 + sigma * noise) ...
+HostTensor x0_from_sigma_output(PredictionType prediction, const HostTensor& sample, const HostTensor& output,
+                                float sigma);
+// ... and for schedulers indexed by alpha_cumprod (ddpm, lcm: x = root_alpha * x0 + root_beta * noise).
+HostTensor x0_from_alpha_output(PredictionType prediction, const HostTensor& sample, const HostTensor& output,
+                                float root_alpha, float root_beta);
 
 // What a class does to its predicted x0 before using it, read from its config keys.
 struct X0Limit {
