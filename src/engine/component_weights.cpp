@@ -24,6 +24,13 @@ std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& fun
   }
   auto storage = std::make_shared<std::vector<float>>(static_cast<std::size_t>(shape_numel(shape)));
   component_.read_f32_into(name, *storage);
+  // The float32 copy is what the executors use: drop the mapped file pages it came from (and a
+  // 2 MiB margin, since the kernel maps page-cache folios around a fault) so peak memory holds
+  // each weight once, not twice.
+  const TensorLocation& location = component_.at(name);
+  constexpr std::uint64_t kMargin = 2u << 20;
+  location.file->release_data_pages(location.entry->begin > kMargin ? location.entry->begin - kMargin : 0,
+                                    location.entry->end + kMargin);
   loaded_.emplace(name, storage);
   return storage;
 }
