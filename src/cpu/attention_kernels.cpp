@@ -1,11 +1,11 @@
 // Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
 #include <algorithm>
-#include <cmath>
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
+#include "cpu/softmax_row.h"
 
 namespace websd::cpu {
 namespace {
@@ -35,12 +35,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
         float* row = scores.data() + r * kv_len;
         // With a causal mask, query i sees keys up to i (queries aligned with the end of the keys).
         const std::int64_t visible = causal ? row0 + r + kv_len - q_len + 1 : kv_len;
-        const float max_value = *std::max_element(row, row + visible);
-        float sum = 0.0f;
-        for (std::int64_t i = 0; i < visible; ++i) sum += (row[i] = std::exp(row[i] - max_value));
-        const float inv = 1.0f / sum;
-        for (std::int64_t i = 0; i < visible; ++i) row[i] *= inv;
-        std::fill(row + visible, row + kv_len, 0.0f);
+        softmax_in_place(row, visible, kv_len);
       }
       gemm(false, rows, v_dim, kv_len, 1.0f, scores.data(), kv_len, v_head, v_dim, 0.0f,
            out.fdata() + (head * q_len + row0) * v_dim, v_dim);

@@ -4,6 +4,7 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/parallel.h"
+#include "cpu/softmax_row.h"
 
 namespace websd::cpu {
 namespace {
@@ -87,15 +88,6 @@ void mean_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& at
   for (std::size_t i = 0; i < sums.size(); ++i) (*out.f32)[i] = static_cast<float>(sums[i] / reduced_count);
 }
 
-void softmax_rows(const float* x, float* y, std::int64_t width) {
-  float max_value = x[0];
-  for (std::int64_t i = 1; i < width; ++i) max_value = std::max(max_value, x[i]);
-  float sum = 0.0f;
-  for (std::int64_t i = 0; i < width; ++i) sum += (y[i] = std::exp(x[i] - max_value));
-  const float inv = 1.0f / sum;
-  for (std::int64_t i = 0; i < width; ++i) y[i] *= inv;
-}
-
 void softmax_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
   const Shape& shape = in[0]->type.shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
@@ -106,12 +98,12 @@ void softmax_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&
   for (std::int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
   const std::int64_t width = shape[axis];
   parallel_for(outer * inner, 16, [&](std::int64_t s, std::int64_t e) {
-    std::vector<float> row(width), result(width);
+    std::vector<float> row(width);
     for (std::int64_t r = s; r < e; ++r) {
       const std::int64_t base = (r / inner) * width * inner + r % inner;
       for (std::int64_t i = 0; i < width; ++i) row[i] = in[0]->fdata()[base + i * inner];
-      softmax_rows(row.data(), result.data(), width);
-      for (std::int64_t i = 0; i < width; ++i) out.fdata()[base + i * inner] = result[i];
+      softmax_in_place(row.data(), width, width);
+      for (std::int64_t i = 0; i < width; ++i) out.fdata()[base + i * inner] = row[i];
     }
   });
 }

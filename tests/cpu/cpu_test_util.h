@@ -1,10 +1,10 @@
 // Helpers for CPU-target tests: random tensors and relative error.
 #pragma once
 
-#include <cmath>
 #include <random>
 
 #include "cpu/cpu_tensor.h"
+#include "support/tensor_compare.h"
 
 namespace websd::cpu::test {
 
@@ -16,13 +16,6 @@ inline CpuTensor random_tensor(const Shape& shape, std::uint32_t seed, float sca
   return tensor;
 }
 
-inline double relative_l2(const std::vector<float>& actual, const std::vector<float>& expected) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    diff += (actual[i] - expected[i]) * static_cast<double>(actual[i] - expected[i]);
-    norm += expected[i] * static_cast<double>(expected[i]);
-  }
-  return std::sqrt(diff / std::max(norm, 1e-30));
-}
+using websd::test::relative_l2;
 
 }  // namespace websd::cpu::test

@@ -21,23 +21,4 @@ HostTensor reference_tensor(const std::string& file, const std::string& key) {
   return SafetensorsFile(fixture_path("tiny-sd15/reference/" + file + ".safetensors")).read_f32(key);
 }
 
-double relative_l2(const std::vector<float>& actual, const std::vector<float>& expected) {
-  if (actual.size() != expected.size()) throw std::runtime_error("relative_l2: sizes differ");
-  double difference = 0, norm = 0;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    difference += (static_cast<double>(actual[i]) - expected[i]) * (static_cast<double>(actual[i]) - expected[i]);
-    norm += static_cast<double>(expected[i]) * expected[i];
-  }
-  return std::sqrt(difference / norm);
-}
-
-double max_abs_difference(const std::vector<float>& actual, const std::vector<float>& expected) {
-  if (actual.size() != expected.size()) throw std::runtime_error("max_abs_difference: sizes differ");
-  double worst = 0;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(actual[i]) - expected[i]));
-  }
-  return worst;
-}
-
 }  // namespace websd::test

@@ -1,5 +1,5 @@
 // Shared pieces of the engine tests: the fixture model's CPU backend (opened once per process, so
-// graphs and weights are built once) and float comparisons.
+// graphs and weights are built once) and the shared float comparisons.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "core/host_tensor.h"
 #include "engine/cpu_backend.h"
+#include "support/tensor_compare.h"
 
 namespace websd::test {
 
@@ -14,8 +15,5 @@ std::string tiny_model_dir();
 engine::CpuBackend& tiny_backend();
 // tiny-sd15/reference/<name>.safetensors tensor `key`, as float32.
 HostTensor reference_tensor(const std::string& file, const std::string& key);
-
-double relative_l2(const std::vector<float>& actual, const std::vector<float>& expected);
-double max_abs_difference(const std::vector<float>& actual, const std::vector<float>& expected);
 
 }  // namespace websd::test

@@ -17,9 +17,12 @@
 #include "io/safetensors_reader.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "support/fixtures.h"
+#include "support/tensor_compare.h"
 
 namespace websd::schedulers {
 namespace {
+
+using test::relative_l2;
 
 constexpr double kTolerance = 1e-5;
 
@@ -45,16 +48,6 @@ std::vector<double> read_f64(const SafetensorsFile& file, const std::string& nam
   std::vector<double> values(bytes.size() / sizeof(double));
   std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
   return values;
-}
-
-double relative_l2(std::span<const float> actual, std::span<const float> expected) {
-  double diff = 0.0;
-  double norm = 0.0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    diff += (static_cast<double>(actual[i]) - expected[i]) * (static_cast<double>(actual[i]) - expected[i]);
-    norm += static_cast<double>(expected[i]) * expected[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
 double worst_elementwise(const std::vector<double>& actual, const std::vector<double>& expected) {

@@ -2,14 +2,13 @@
 // `websd generate` uses: text encoder (batch 2, as with guidance), one UNet step with
 // classifier-free guidance (batch 2), VAE decode, each the median of several runs after one warm-up
 // run that builds the graphs and loads the weights; then the process's peak resident memory.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/command_registry.h"
+#include "app/process_stats.h"
 #include "core/error.h"
 #include "engine/cpu_backend.h"
 #include "engine/demo_model.h"
@@ -49,12 +48,6 @@ Timing time_call(int runs, const Call& call) {
   return timing;
 }
 
-std::int64_t peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
-}
-
 void run_bench(const BenchOptions& options) {
   if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
   std::string model_dir = options.model;
@@ -87,7 +80,7 @@ void run_bench(const BenchOptions& options) {
   const Timing unet = time_call(options.runs, [&] { backend.unet(sample, 500.0, context); });
   const HostTensor latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
   const Timing vae = time_call(options.runs, [&] { backend.vae_decode(latents); });
-  const std::int64_t peak = peak_rss_bytes();
+  const std::uint64_t peak = peak_rss_bytes();
 
   if (options.json) {
     const auto entry = [](const Timing& t) { return nlohmann::json{{"median_s", t.median_s}, {"first_s", t.first_s}}; };

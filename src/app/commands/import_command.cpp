@@ -3,7 +3,6 @@
 // disk and shards, plus the time taken and the peak resident memory. Only headers are read, so a
 // multi-gigabyte checkpoint opens in milliseconds without its weights becoming resident;
 // --verify also reads every weight (streamed, bounded memory) and fails on non-finite values.
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/process_stats.h"
 #include "core/error.h"
 #include "import/checkpoint_verify.h"
 #include "import/diffusers_checkpoint.h"
@@ -68,12 +68,6 @@ std::string mebibytes(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
   return text;
-}
-
-std::uint64_t peak_rss_bytes() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 nlohmann::ordered_json notable_config(const nlohmann::json& config) {
