@@ -12,6 +12,7 @@ PACKAGES=(
   libbenchmark-dev                            # bench/ programs
   libdnnl-dev                                 # CPU target: oneDNN GEMM and convolution (JIT for the machine's ISA)
   libspng-dev                                 # PNG: generated images out, img2img init images in
+  libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
 )
 
 missing=()

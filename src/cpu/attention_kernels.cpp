@@ -10,7 +10,7 @@
 namespace websd::cpu {
 namespace {
 
-constexpr std::int64_t kQueryBlock = 256;
+constexpr std::int64_t kQueryBlock = 128;
 
 void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
   const auto scale = static_cast<float>(attrs.get_float("scale", "attention"));

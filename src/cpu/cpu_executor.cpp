@@ -1,14 +1,77 @@
 #include "cpu/cpu_executor.h"
 
+#include <chrono>
+#include <map>
+#include <optional>
+
 #include "core/error.h"
 #include "cpu/cpu_kernels.h"
+#include "cpu/onednn_conv.h"
 #include "graph/op_registry.h"
+#include "passes/channels_last.h"
+#include "passes/fuse_conv_residual.h"
+#include "passes/fuse_norm_activation.h"
 #include "passes/lower_composites.h"
 
 namespace websd::cpu {
+namespace {
 
-CpuExecutor::CpuExecutor(const graph::Function& function)
-    : function_(passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); })) {
+// Float buffers freed during one run, by element count, handed to later nodes of the same size:
+// a graph reuses a few sizes many times, so most nodes then write into memory that is already
+// mapped instead of page-faulting and zero-filling fresh pages. Lives for one run.
+class BufferPool {
+ public:
+  CpuTensor allocate(const graph::TensorType& type) {
+    if (dtype_is_float(type.dtype)) {
+      const auto found = free_.find(static_cast<std::size_t>(type.numel()));
+      if (found != free_.end()) {
+        CpuTensor tensor{type, std::move(found->second), nullptr};
+        free_.erase(found);
+        return tensor;
+      }
+    }
+    return CpuTensor::allocate(type);
+  }
+  // Takes the storage if nothing else (a view, the caller) still shares it.
+  void release(CpuTensor& tensor) {
+    if (tensor.f32 && tensor.f32.use_count() == 1) free_.emplace(tensor.f32->size(), std::move(tensor.f32));
+    tensor = CpuTensor{};
+  }
+
+ private:
+  std::multimap<std::size_t, std::shared_ptr<std::vector<float>>> free_;
+};
+
+// The CPU target's pass list.
+graph::Function compile_for_cpu(const graph::Function& function) {
+  graph::Function lowered = passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); });
+  return passes::fuse_norm_activation(passes::fuse_conv_residual(passes::to_channels_last(lowered)));
+}
+
+// The packing the kernels want for weight `id`: conv2d_nhwc weights in oneDNN's layout when every
+// reader is such a convolution agreeing on it; none otherwise.
+std::optional<WeightPacking> packing_for(const graph::Function& function, graph::ValueId id) {
+  std::optional<WeightPacking> packing;
+  for (const auto& node : function.nodes()) {
+    for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
+      if (node.inputs[slot] != id) continue;
+      if (node.op->name != "conv2d_nhwc" || slot != 1) return std::nullopt;
+      std::vector<const graph::TensorType*> types;
+      for (const auto input : node.inputs) types.push_back(&function.value(input).type);
+      const ConvGeometry geometry = conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type);
+      const std::string layout = conv_weight_layout(geometry);
+      if (layout.empty() || (packing && packing->layout != layout)) return std::nullopt;
+      packing = WeightPacking{layout, [geometry](const std::vector<float>& row_major) {
+                                return conv_pack_weight(geometry, row_major.data());
+                              }};
+    }
+  }
+  return packing;
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const graph::Function& function) : function_(compile_for_cpu(function)) {
   for (const auto& node : function_.nodes()) {
     if (node.op->name != "reshape" && !cpu_supports(node.op->name)) {
       throw Error("cpu", function_.symbol() + ": the CPU target has no kernel for op '" + node.op->name + "'");
@@ -25,12 +88,13 @@ void CpuExecutor::bind_weights(const WeightSource& source) {
   weights_.clear();
   for (const auto id : function_.weights()) {
     const auto& value = function_.value(id);
-    auto storage = source(value.name, value.type);
-    if (!storage || static_cast<std::int64_t>(storage->size()) != value.type.numel()) {
+    const std::optional<WeightPacking> packing = packing_for(function_, id);
+    auto storage = source(value.name, value.type, packing ? &*packing : nullptr);
+    if (!storage || (!packing && static_cast<std::int64_t>(storage->size()) != value.type.numel())) {
       throw Error("cpu", function_.symbol() + ": weight '" + value.name + "' must hold " +
                              std::to_string(value.type.numel()) + " values " + value.type.to_string());
     }
-    weights_.push_back({value.type, std::move(storage), nullptr});
+    weights_.push_back({value.type, std::move(storage), nullptr, packing ? packing->layout : std::string()});
   }
 }
 
@@ -52,8 +116,10 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
   for (std::size_t i = 0; i < weights_.size(); ++i) values[function_.weights()[i]] = weights_[i];
 
   const auto& nodes = function_.nodes();
+  BufferPool pool;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const auto& node = nodes[n];
+    const auto start = std::chrono::steady_clock::now();
     const auto& output_type = function_.value(node.outputs[0]).type;
     CpuTensor& output = values[node.outputs[0]];
     if (node.op->name == "reshape") {
@@ -62,12 +128,15 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
     } else {
       std::vector<const CpuTensor*> operands;
       for (const auto id : node.inputs) operands.push_back(&values[id]);
-      output = CpuTensor::allocate(output_type);
+      output = pool.allocate(output_type);
       (*cpu_kernel_lookup(node.op->name))(operands, node.attrs, output);
+    }
+    if (profile_ != nullptr) {
+      profile_->add(function_, node, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     for (const auto id : node.inputs) {
       if (last_use_[id] == static_cast<std::int32_t>(n) && function_.value(id).kind == graph::ValueKind::kNode) {
-        values[id] = CpuTensor{};  // frees unless a view still shares the storage
+        pool.release(values[id]);  // kept for reuse unless a view still shares the storage
       }
     }
   }

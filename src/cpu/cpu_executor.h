@@ -1,7 +1,9 @@
-// Runs a graph function on the CPU: composites without a CPU kernel are lowered at construction,
-// every remaining op must have a kernel (else a websd::Error naming the op), and run() executes the
-// nodes in order, freeing each intermediate after its last use. One executor may run() many times;
-// run() is not reentrant (kernels use the machine's threads themselves).
+// Runs a graph function on the CPU. Construction compiles it for this target: composites without a
+// CPU kernel are lowered, image activations move to channels-last and convolution residuals and
+// norm activations are fused (see src/passes); every remaining op must have a kernel (else a
+// websd::Error naming the op). Binding packs convolution weights once into the kernels' layout.
+// run() executes the nodes in order, reusing each intermediate's buffer after its last use. One executor may run() many
+// times; run() is not reentrant (kernels use the machine's threads themselves).
 #pragma once
 
 #include <functional>
@@ -10,13 +12,22 @@
 #include <vector>
 
 #include "cpu/cpu_tensor.h"
+#include "cpu/op_profile.h"
 #include "graph/function.h"
 
 namespace websd::cpu {
 
-// Supplies the float32 storage of a weight by checkpoint name and expected type; throws if absent.
-using WeightSource = std::function<std::shared_ptr<std::vector<float>>(const std::string& name,
-                                                                       const graph::TensorType& type)>;
+// How a kernel wants a weight stored ahead of time: `layout` names the packing (see
+// CpuTensor::layout) and `pack` turns the row-major float32 values into it.
+struct WeightPacking {
+  std::string layout;
+  std::function<std::vector<float>(const std::vector<float>& row_major)> pack;
+};
+
+// Supplies the float32 storage of a weight by checkpoint name and expected type, packed when
+// `packing` is given (the source may cache it under name and layout); throws if absent.
+using WeightSource = std::function<std::shared_ptr<std::vector<float>>(
+    const std::string& name, const graph::TensorType& type, const WeightPacking* packing)>;
 
 class CpuExecutor {
  public:
@@ -27,11 +38,14 @@ class CpuExecutor {
   void bind_weights(const WeightSource& source);
   // Inputs in the function's input order; types must match exactly.
   std::vector<CpuTensor> run(const std::vector<CpuTensor>& inputs) const;
+  // When set, run() times every node into `profile` (which must outlive the executor's runs).
+  void set_profile(OpProfile* profile) { profile_ = profile; }
 
  private:
   graph::Function function_;
-  std::vector<CpuTensor> weights_;                 // parallel to function_.weights()
-  std::vector<std::int32_t> last_use_;             // per value: index of the last node reading it
+  std::vector<CpuTensor> weights_;      // parallel to function_.weights()
+  std::vector<std::int32_t> last_use_;  // per value: index of the last node reading it
+  OpProfile* profile_ = nullptr;
 };
 
 }  // namespace websd::cpu

@@ -12,8 +12,8 @@
 
 namespace websd::cpu {
 
-using CpuKernel = std::function<void(const std::vector<const CpuTensor*>& inputs, const graph::Attrs& attrs,
-                                     CpuTensor& output)>;
+using CpuKernel =
+    std::function<void(const std::vector<const CpuTensor*>& inputs, const graph::Attrs& attrs, CpuTensor& output)>;
 
 // nullptr when the CPU target has no kernel for the op (composites are then lowered first).
 const CpuKernel* cpu_kernel_lookup(const std::string& op_name);
@@ -26,5 +26,12 @@ void add_linalg_kernels(CpuKernelTable& table);
 void add_shape_kernels(CpuKernelTable& table);
 void add_norm_kernels(CpuKernelTable& table);
 void add_attention_kernels(CpuKernelTable& table);
+void add_channels_last_kernels(CpuKernelTable& table);
+
+// The convolution a conv2d_nhwc node performs, from its operand types and attributes; the executor
+// uses it to pack the node's weight ahead of time.
+struct ConvGeometry;
+ConvGeometry conv2d_nhwc_geometry(const std::vector<const graph::TensorType*>& inputs, const graph::Attrs& attrs,
+                                  const graph::TensorType& output);
 
 }  // namespace websd::cpu

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "graph/tensor_type.h"
@@ -15,6 +16,9 @@ struct CpuTensor {
   graph::TensorType type;
   std::shared_ptr<std::vector<float>> f32;         // float dtypes (computed in float32)
   std::shared_ptr<std::vector<std::int64_t>> i64;  // integer dtypes
+  // Empty for row-major storage of `type`; otherwise names a kernel-specific packing of a weight
+  // (see onednn_conv.h), which only the kernel that asked for it reads.
+  std::string layout = {};
 
   // Allocates uninitialised-by-contract storage of the right kind for `type`.
   static CpuTensor allocate(const graph::TensorType& type);

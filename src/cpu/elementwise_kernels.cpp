@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/parallel.h"
+#include "cpu/vector_math.h"
 
 namespace websd::cpu {
 namespace {
@@ -19,6 +20,29 @@ CpuKernel unary(Fn fn) {
       for (std::int64_t i = begin; i < end; ++i) y[i] = fn(x[i]);
     });
   };
+}
+
+// A unary kernel from a vectorised span function (see vector_math.h), split over the threads.
+CpuKernel mapped(void (*span_fn)(const float*, float*, std::int64_t)) {
+  return [span_fn](const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+    const float* x = in[0]->fdata();
+    float* y = out.fdata();
+    parallel_for(out.numel(), kMinChunk,
+                 [&](std::int64_t begin, std::int64_t end) { span_fn(x + begin, y + begin, end - begin); });
+  };
+}
+
+// GEGLU over the last axis: hidden half times gelu(gate half), row by row.
+void geglu_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+  const std::int64_t width = out.type.shape.back();
+  const std::int64_t rows = out.numel() / width;
+  const float* x = in[0]->fdata();
+  float* y = out.fdata();
+  parallel_for(rows, std::max<std::int64_t>(1, kMinChunk / width), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      gelu_gate_map(x + row * 2 * width, x + row * 2 * width + width, y + row * width, width);
+    }
+  });
 }
 
 // Strides of `shape` right-aligned against an output of rank `rank`, 0 where broadcast.
@@ -74,7 +98,8 @@ CpuKernel binary(Fn fn) {
                        offset_b += index * stride_b[d];
                      }
                      float* y_row = y + row * inner;
-                     for (std::int64_t i = 0; i < inner; ++i) y_row[i] = fn(a[offset_a + i * inner_a], b[offset_b + i * inner_b]);
+                     for (std::int64_t i = 0; i < inner; ++i)
+                       y_row[i] = fn(a[offset_a + i * inner_a], b[offset_b + i * inner_b]);
                    }
                  });
   };
@@ -84,16 +109,17 @@ CpuKernel binary(Fn fn) {
 
 void add_elementwise_kernels(CpuKernelTable& table) {
   table.emplace_back("neg", unary([](float x) { return -x; }));
-  table.emplace_back("exp", unary([](float x) { return std::exp(x); }));
+  table.emplace_back("exp", mapped(exp_map));
   table.emplace_back("sqrt", unary([](float x) { return std::sqrt(x); }));
   table.emplace_back("rsqrt", unary([](float x) { return 1.0f / std::sqrt(x); }));
   table.emplace_back("sin", unary([](float x) { return std::sin(x); }));
   table.emplace_back("cos", unary([](float x) { return std::cos(x); }));
   table.emplace_back("tanh", unary([](float x) { return std::tanh(x); }));
   table.emplace_back("sigmoid", unary([](float x) { return 1.0f / (1.0f + std::exp(-x)); }));
-  table.emplace_back("silu", unary([](float x) { return x / (1.0f + std::exp(-x)); }));
-  table.emplace_back("gelu", unary([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }));
-  table.emplace_back("quick_gelu", unary([](float x) { return x / (1.0f + std::exp(-1.702f * x)); }));
+  table.emplace_back("silu", mapped(silu_map));
+  table.emplace_back("gelu", mapped(gelu_map));
+  table.emplace_back("quick_gelu", mapped(quick_gelu_map));
+  table.emplace_back("geglu", geglu_kernel);
   table.emplace_back("add", binary([](float a, float b) { return a + b; }));
   table.emplace_back("sub", binary([](float a, float b) { return a - b; }));
   table.emplace_back("mul", binary([](float a, float b) { return a * b; }));

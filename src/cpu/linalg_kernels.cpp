@@ -98,8 +98,9 @@ void conv2d_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
   const Shape& w = in[1]->type.shape;
   const Shape& y = out.type.shape;
   if (groups == 1) {
-    onednn_conv2d(in[0]->fdata(), x, in[1]->fdata(), w, in.size() == 3 ? in[2]->fdata() : nullptr, out.fdata(), y,
-                  stride, pad);
+    const ConvGeometry geometry{x, w, y, stride, pad, in.size() == 3, false, ConvLayout::kNchw};
+    onednn_conv2d(geometry, in[0]->fdata(), in[1]->fdata(), false, in.size() == 3 ? in[2]->fdata() : nullptr,
+                  out.fdata());
     return;
   }
   // Grouped convolutions (none in SD) take the portable im2col + GEMM path.

@@ -1,16 +1,38 @@
-// 2-D convolution through oneDNN's convolution primitive (brgconv on AVX-512). Activations stay
-// in websd's plain NCHW layout; oneDNN's preferred blocked layouts are reached by reorders around
-// each call. Primitives are cached per shape; the cache is mutex-guarded, so calls are thread-safe.
+// 2-D convolution through oneDNN's convolution primitive (brgconv on AVX-512), on NCHW or
+// channels-last (NHWC) activations. NHWC activations are what brgconv reads natively; NCHW ones are
+// reordered around each call. Weights may be packed once, ahead of time, into the layout the
+// primitive wants (conv_weight_layout / conv_pack_weight), or given as plain OIHW and reordered per
+// call. Primitives are cached per geometry behind a mutex, so all functions are thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/host_tensor.h"
 
 namespace websd::cpu {
 
-// x [N,C,H,W], w [O,C,kh,kw], bias [O] or nullptr, y [N,O,OH,OW]; groups = 1.
-void onednn_conv2d(const float* x, const Shape& x_shape, const float* w, const Shape& w_shape, const float* bias,
-                   float* y, const Shape& y_shape, std::int64_t stride, std::int64_t padding);
+enum class ConvLayout { kNchw, kNhwc };
+
+struct ConvGeometry {
+  Shape x;  // [N,C,H,W] or [N,H,W,C] per layout
+  Shape w;  // [O,C,kh,kw] (groups = 1)
+  Shape y;  // [N,O,OH,OW] or [N,OH,OW,O]
+  std::int64_t stride = 1;
+  std::int64_t padding = 0;
+  bool bias = true;
+  bool accumulate = false;  // y += conv(x) + bias instead of y = ...
+  ConvLayout layout = ConvLayout::kNchw;
+};
+
+// Names the weight layout the primitive for `geometry` wants; empty when that is plain OIHW.
+std::string conv_weight_layout(const ConvGeometry& geometry);
+// The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs.
+std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw);
+
+// `w` is in conv_weight_layout(geometry) when `w_packed`, else plain OIHW; bias [O] or nullptr.
+void onednn_conv2d(const ConvGeometry& geometry, const float* x, const float* w, bool w_packed, const float* bias,
+                   float* y);
 
 }  // namespace websd::cpu

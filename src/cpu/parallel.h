@@ -11,7 +11,8 @@ namespace websd::cpu {
 
 template <typename Body>
 void parallel_for(std::int64_t count, std::int64_t min_chunk, const Body& body) {
-  const std::int64_t threads = std::min<std::int64_t>(omp_get_max_threads(), std::max<std::int64_t>(1, count / min_chunk));
+  const std::int64_t threads =
+      std::min<std::int64_t>(omp_get_max_threads(), std::max<std::int64_t>(1, count / min_chunk));
   if (threads <= 1) {
     if (count > 0) body(std::int64_t{0}, count);
     return;

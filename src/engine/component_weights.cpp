@@ -10,8 +10,9 @@ ComponentWeights::ComponentWeights(const CheckpointComponent& component, const s
 }
 
 std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& function, const std::string& name,
-                                                          const Shape& shape) {
-  if (const auto found = loaded_.find(name); found != loaded_.end()) return found->second;
+                                                          const Shape& shape, const cpu::WeightPacking* packing) {
+  const std::string key = packing ? name + "@" + packing->layout : name;
+  if (const auto found = loaded_.find(key); found != loaded_.end()) return found->second;
   const auto bound = shapes_.find(name);
   if (bound == shapes_.end()) {
     throw Error("engine", function + ": graph weight '" + name + "' is not a parameter of " + component_.name() +
@@ -31,7 +32,8 @@ std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& fun
   constexpr std::uint64_t kMargin = 2u << 20;
   location.file->release_data_pages(location.entry->begin > kMargin ? location.entry->begin - kMargin : 0,
                                     location.entry->end + kMargin);
-  loaded_.emplace(name, storage);
+  if (packing) storage = std::make_shared<std::vector<float>>(packing->pack(*storage));
+  loaded_.emplace(key, storage);
   return storage;
 }
 

@@ -1,5 +1,7 @@
 #include "engine/cpu_backend.h"
 
+#include <malloc.h>
+
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -21,14 +23,22 @@ using Key = std::vector<std::int64_t>;
 struct ExecutorCache {
   ComponentWeights* weights = nullptr;
   std::map<Key, std::unique_ptr<cpu::CpuExecutor>> executors;
+  cpu::OpProfile* profile = nullptr;
+
+  void set_profile(cpu::OpProfile* into) {
+    profile = into;
+    for (auto& [key, executor] : executors) executor->set_profile(into);
+  }
 
   const cpu::CpuExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
     auto executor = std::make_unique<cpu::CpuExecutor>(build());
     const std::string symbol = executor->function().symbol();
-    executor->bind_weights([this, &symbol](const std::string& name, const graph::TensorType& type) {
-      return weights->get(symbol, name, type.shape);
-    });
+    executor->bind_weights(
+        [this, &symbol](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+          return weights->get(symbol, name, type.shape, packing);
+        });
+    executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;
   }
 };
@@ -60,6 +70,9 @@ std::string config_origin(const CheckpointComponent& component) { return compone
 }  // namespace
 
 struct CpuBackend::State {
+  enum class Network { kText, kUNet, kVae };
+
+  Residency residency;
   DiffusersCheckpoint checkpoint;
   ClipTextConfig clip;
   UNetConfig unet;
@@ -68,7 +81,8 @@ struct CpuBackend::State {
   std::unique_ptr<ComponentWeights> clip_weights, unet_weights, vae_weights;
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
-  explicit State(const std::string& dir) : checkpoint(DiffusersCheckpoint::open(dir)) {
+  State(const std::string& dir, Residency residency_policy)
+      : residency(residency_policy), checkpoint(DiffusersCheckpoint::open(dir)) {
     const CheckpointComponent& text_encoder = checkpoint.component("text_encoder");
     const CheckpointComponent& unet_component = checkpoint.component("unet");
     const CheckpointComponent& vae_component = checkpoint.component("vae");
@@ -93,6 +107,23 @@ struct CpuBackend::State {
     info.name = model_name(dir);
   }
 
+  // Under Residency::kOneNetwork, releases every network but `network` before it runs, and gives
+  // the freed pages back to the system (glibc keeps freed heap memory mapped otherwise).
+  void activate(Network network) {
+    if (residency != Residency::kOneNetwork) return;
+    bool released = false;
+    const auto release = [&](Network which, ComponentWeights& weights, std::initializer_list<ExecutorCache*> caches) {
+      if (which == network || weights.loaded_count() == 0) return;
+      for (ExecutorCache* cache : caches) cache->executors.clear();
+      weights.release();
+      released = true;
+    };
+    release(Network::kText, *clip_weights, {&clip_executors});
+    release(Network::kUNet, *unet_weights, {&unet_executors});
+    release(Network::kVae, *vae_weights, {&decode_executors, &encode_executors});
+    if (released) malloc_trim(0);
+  }
+
   void check_configs_fit(const std::string& dir) const {
     const auto mismatch = [&](const std::string& what, std::int64_t a, std::int64_t b) {
       if (a != b) {
@@ -107,7 +138,8 @@ struct CpuBackend::State {
   }
 };
 
-CpuBackend::CpuBackend(const std::string& model_dir) : state_(std::make_unique<State>(model_dir)) {}
+CpuBackend::CpuBackend(const std::string& model_dir, Residency residency)
+    : state_(std::make_unique<State>(model_dir, residency)) {}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -118,12 +150,25 @@ std::size_t CpuBackend::executor_count() const {
          state_->decode_executors.executors.size() + state_->encode_executors.executors.size();
 }
 
+std::size_t CpuBackend::loaded_weight_count() const {
+  return state_->clip_weights->loaded_count() + state_->unet_weights->loaded_count() +
+         state_->vae_weights->loaded_count();
+}
+
+void CpuBackend::set_profile(cpu::OpProfile* profile) {
+  for (ExecutorCache* cache :
+       {&state_->clip_executors, &state_->unet_executors, &state_->decode_executors, &state_->encode_executors}) {
+    cache->set_profile(profile);
+  }
+}
+
 HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
   if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
     throw Error("engine",
                 "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
   }
   const auto tokens = static_cast<std::int64_t>(ids.size()) / batch;
+  state_->activate(State::Network::kText);
   const auto& executor =
       state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
   cpu::CpuTensor input{graph::TensorType{DType::kI64, {batch, tokens}}, nullptr,
@@ -139,6 +184,7 @@ HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const Hos
     throw Error("engine", "UNet sample " + shape_to_string(sample.shape) + " and context " +
                               shape_to_string(context.shape) + " differ in batch size");
   }
+  state_->activate(State::Network::kUNet);
   const auto& executor = state_->unet_executors.get({batch, sample.shape[2], sample.shape[3], context.shape[1]}, [&] {
     return unet_graph(state_->unet, batch, sample.shape[2], sample.shape[3], context.shape[1]);
   });
@@ -150,6 +196,7 @@ HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const Hos
 HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
   require_rank(latents, 4, "VAE decoder input", "[batch,channels,height,width]");
   const Shape& shape = latents.shape;
+  state_->activate(State::Network::kVae);
   const auto& executor =
       state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
   return from_cpu(executor.run({to_cpu(latents)}).at(0));
@@ -158,6 +205,7 @@ HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
 std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image) {
   require_rank(image, 4, "VAE encoder input", "[batch,3,height,width]");
   const Shape& shape = image.shape;
+  state_->activate(State::Network::kVae);
   const auto& executor =
       state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
   const std::vector<cpu::CpuTensor> outputs = executor.run({to_cpu(image)});

@@ -2,7 +2,8 @@
 // networks' configs, checks every weight file against the networks' parameter lists at open (one
 // websd::Error naming the file and the tensors), then builds each network's graph for the shapes it
 // is called with. One executor is cached per network and input shape; weights are read (upcast to
-// float32) once per tensor and shared by all executors.
+// float32, convolution weights packed) once per tensor and shared by the network's executors. By
+// default only the network being called stays loaded (Residency).
 //
 //   CpuBackend backend("/models/sd15");
 //   Pipeline pipeline(backend, tokenizer);
@@ -14,16 +15,24 @@
 #include <memory>
 #include <string>
 
+#include "cpu/op_profile.h"
 #include "pipeline/diffusion_backend.h"
 
 namespace websd::engine {
+
+// Which networks keep their weights and executors between calls.
+enum class Residency {
+  kAllNetworks,  // everything stays loaded: fastest when calls alternate between networks
+  kOneNetwork,   // a call to one network first releases the others: peak memory is the largest
+                 // network's, at the price of reloading a network that is called again later
+};
 
 class CpuBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error for a missing or broken folder, an unsupported config, configs that do not
   // fit together (UNet vs VAE channels, UNet context width vs text encoder), or weights that do not
   // match the networks.
-  explicit CpuBackend(const std::string& model_dir);
+  explicit CpuBackend(const std::string& model_dir, Residency residency = Residency::kOneNetwork);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
@@ -34,8 +43,13 @@ class CpuBackend final : public DiffusionBackend {
   HostTensor vae_decode(const HostTensor& latents) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
 
-  // Executors built so far (all networks and shapes), for tests of the cache.
+  // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
+  void set_profile(cpu::OpProfile* profile);
+
+  // Executors held now (all networks and shapes), for tests of the cache.
   std::size_t executor_count() const;
+  // Weight tensors held now (all networks).
+  std::size_t loaded_weight_count() const;
 
  private:
   struct State;

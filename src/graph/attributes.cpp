@@ -72,7 +72,8 @@ const T& Attrs::get_typed(const std::string& name, const std::string& op, const 
   if (value == nullptr) throw Error("graph", "op '" + op + "': missing attribute '" + name + "'");
   const T* typed = std::get_if<T>(value);
   if (typed == nullptr) {
-    throw Error("graph", "op '" + op + "': attribute '" + name + "' = " + format_value(*value) + " is not " + type_name);
+    throw Error("graph",
+                "op '" + op + "': attribute '" + name + "' = " + format_value(*value) + " is not " + type_name);
   }
   return *typed;
 }

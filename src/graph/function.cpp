@@ -18,6 +18,18 @@ Function::Function(std::string symbol) : symbol_(std::move(symbol)) {
   if (symbol_.empty()) throw Error("graph", "a function needs a non-empty symbol");
 }
 
+Function Function::from_parts(std::string symbol, std::vector<Value> values, std::vector<Node> nodes,
+                              std::vector<ValueId> inputs, std::vector<ValueId> weights, std::vector<ValueId> outputs) {
+  Function function;
+  function.symbol_ = std::move(symbol);
+  function.values_ = std::move(values);
+  function.nodes_ = std::move(nodes);
+  function.inputs_ = std::move(inputs);
+  function.weights_ = std::move(weights);
+  function.outputs_ = std::move(outputs);
+  return function;
+}
+
 ValueId Function::add_value(Value value) {
   values_.push_back(std::move(value));
   return static_cast<ValueId>(values_.size() - 1);
@@ -48,7 +60,8 @@ std::vector<ValueId> Function::add_node(const std::string& op_name, const std::v
   std::vector<TensorType> input_types;
   for (const ValueId id : inputs) {
     if (id < 0 || id >= static_cast<ValueId>(values_.size())) {
-      throw Error("graph", symbol_ + ": op '" + op_name + "' uses value %" + std::to_string(id) + " which does not exist");
+      throw Error("graph",
+                  symbol_ + ": op '" + op_name + "' uses value %" + std::to_string(id) + " which does not exist");
     }
     input_types.push_back(values_[id].type);
   }
@@ -68,7 +81,8 @@ std::vector<ValueId> Function::add_node(const std::string& op_name, const std::v
   }
   Node node{&op, inputs, std::move(attrs), {}};
   const auto node_index = static_cast<std::int32_t>(nodes_.size());
-  for (auto& type : output_types) node.outputs.push_back(add_value({std::move(type), ValueKind::kNode, "", node_index}));
+  for (auto& type : output_types)
+    node.outputs.push_back(add_value({std::move(type), ValueKind::kNode, "", node_index}));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }

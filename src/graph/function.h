@@ -20,7 +20,7 @@ enum class ValueKind { kInput, kWeight, kNode };
 struct Value {
   TensorType type;
   ValueKind kind = ValueKind::kNode;
-  std::string name;  // input name, weight's checkpoint key, or empty for node outputs
+  std::string name;        // input name, weight's checkpoint key, or empty for node outputs
   std::int32_t node = -1;  // producing node for kNode
 };
 
@@ -34,6 +34,10 @@ struct Node {
 class Function {
  public:
   explicit Function(std::string symbol);
+  // Assembles a function from raw parts WITHOUT any check, for readers of serialized IR and for
+  // tests of passes::verify, which is what checks such a function before anything uses it.
+  static Function from_parts(std::string symbol, std::vector<Value> values, std::vector<Node> nodes,
+                             std::vector<ValueId> inputs, std::vector<ValueId> weights, std::vector<ValueId> outputs);
 
   const std::string& symbol() const { return symbol_; }
   // Names must be unique among the function's inputs and among its weights.
@@ -52,6 +56,7 @@ class Function {
   const std::vector<ValueId>& outputs() const { return outputs_; }
 
  private:
+  Function() = default;
   ValueId add_value(Value value);
 
   std::string symbol_;

@@ -17,9 +17,7 @@ ValueId FunctionBuilder::op(const std::string& op_name, const std::vector<ValueI
   return function_.add_node(op_name, inputs, std::move(attrs)).at(0);
 }
 
-ValueId FunctionBuilder::scalar(double value) {
-  return op("constant", {}, {{"values", std::vector<double>{value}}});
-}
+ValueId FunctionBuilder::scalar(double value) { return op("constant", {}, {{"values", std::vector<double>{value}}}); }
 
 ValueId FunctionBuilder::slice(ValueId x, std::int64_t axis, std::int64_t start, std::int64_t end) {
   return op("slice", {x}, {{"axis", axis}, {"start", start}, {"end", end}});

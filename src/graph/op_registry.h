@@ -24,8 +24,8 @@ enum OpTrait : std::uint32_t {
 };
 
 using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& inputs, const Attrs& attrs)>;
-using DecomposeFn =
-    std::function<std::vector<ValueId>(FunctionBuilder& builder, const std::vector<ValueId>& inputs, const Attrs& attrs)>;
+using DecomposeFn = std::function<std::vector<ValueId>(FunctionBuilder& builder, const std::vector<ValueId>& inputs,
+                                                       const Attrs& attrs)>;
 
 struct OpDef {
   std::string name;

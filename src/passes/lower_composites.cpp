@@ -4,6 +4,7 @@
 
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
+#include "passes/function_rewrite.h"
 
 namespace websd::passes {
 namespace {
@@ -13,23 +14,17 @@ bool expandable(const graph::Node& node, const std::function<bool(const std::str
 }
 
 graph::Function lower_once(const graph::Function& source, const std::function<bool(const std::string&)>& keep) {
-  graph::Function target(source.symbol());
-  graph::FunctionBuilder builder(target);
-  std::vector<graph::ValueId> mapped(source.values().size(), -1);
-  for (const auto id : source.inputs()) mapped[id] = target.add_input(source.value(id).name, source.value(id).type);
-  for (const auto id : source.weights()) mapped[id] = target.add_weight(source.value(id).name, source.value(id).type);
+  FunctionRewrite rewrite(source);
+  graph::FunctionBuilder builder(rewrite.target());
   for (const auto& node : source.nodes()) {
-    std::vector<graph::ValueId> inputs;
-    for (const auto id : node.inputs) inputs.push_back(mapped[id]);
-    const std::vector<graph::ValueId> outputs = expandable(node, keep)
-                                                    ? node.op->decompose(builder, inputs, node.attrs)
-                                                    : target.add_node(node.op->name, inputs, node.attrs);
-    for (std::size_t i = 0; i < outputs.size(); ++i) mapped[node.outputs[i]] = outputs[i];
+    if (!expandable(node, keep)) {
+      rewrite.copy(node);
+      continue;
+    }
+    const std::vector<graph::ValueId> outputs = node.op->decompose(builder, rewrite.mapped(node.inputs), node.attrs);
+    for (std::size_t i = 0; i < outputs.size(); ++i) rewrite.map(node.outputs[i], outputs[i]);
   }
-  std::vector<graph::ValueId> outputs;
-  for (const auto id : source.outputs()) outputs.push_back(mapped[id]);
-  target.set_outputs(outputs);
-  return target;
+  return rewrite.finish();
 }
 
 bool needs_lowering(const graph::Function& function, const std::function<bool(const std::string&)>& keep) {

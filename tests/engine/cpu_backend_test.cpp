@@ -62,7 +62,7 @@ TEST(CpuBackend, VaeDecodeAndEncodeMatchTheReference) {
 }
 
 TEST(CpuBackend, CachesOneExecutorPerNetworkAndShape) {
-  engine::CpuBackend backend(test::tiny_model_dir());
+  engine::CpuBackend backend(test::tiny_model_dir(), engine::Residency::kAllNetworks);
   const HostTensor small({1, 4, 8, 8});
   const HostTensor context({1, 77, 32});
   EXPECT_EQ(backend.executor_count(), 0u);
@@ -73,6 +73,20 @@ TEST(CpuBackend, CachesOneExecutorPerNetworkAndShape) {
   EXPECT_EQ(backend.executor_count(), 2u);
   backend.vae_decode(small);
   EXPECT_EQ(backend.executor_count(), 3u);
+}
+
+TEST(CpuBackend, KeepsOnlyTheCalledNetworkLoadedByDefault) {
+  engine::CpuBackend backend(test::tiny_model_dir());
+  const HostTensor latents({1, 4, 8, 8});
+  backend.unet(latents, 10, HostTensor({1, 77, 32}));
+  const std::size_t unet_weights = backend.loaded_weight_count();
+  EXPECT_GT(unet_weights, 100u);
+  backend.vae_decode(latents);  // releases the UNet before loading the VAE
+  EXPECT_EQ(backend.executor_count(), 1u);
+  EXPECT_LT(backend.loaded_weight_count(), unet_weights);
+  const HostTensor again = backend.unet(latents, 10, HostTensor({1, 77, 32}));  // reloads
+  EXPECT_EQ(backend.loaded_weight_count(), unet_weights);
+  EXPECT_EQ(again.shape, latents.shape);
 }
 
 // A random tiny checkpoint in a fresh folder, with `edit` applied to its unet/config.json.

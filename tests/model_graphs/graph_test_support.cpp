@@ -112,20 +112,21 @@ std::vector<ParamSpec> sorted_specs(const std::vector<ModelParam>& params) {
 cpu::WeightSource checkpoint_weights(const CheckpointComponent& component, const std::vector<ModelParam>& params) {
   component.bind(param_specs(params));  // throws, listing every mismatch
   const auto known = std::make_shared<std::map<std::string, ModelParam>>(params_by_name(params));
-  return [&component, known](const std::string& name, const graph::TensorType& type) {
-    const auto it = known->find(name);
-    EXPECT_NE(it, known->end()) << "the graph's weight '" << name << "' is not in the parameter list";
-    if (it == known->end()) return std::shared_ptr<std::vector<float>>();
-    EXPECT_EQ(it->second.spec.shape, type.shape) << name;
-    auto storage = std::make_shared<std::vector<float>>(static_cast<std::size_t>(type.numel()));
-    component.read_f32_into(name, *storage);
-    return storage;
-  };
+  return
+      [&component, known](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+        const auto it = known->find(name);
+        EXPECT_NE(it, known->end()) << "the graph's weight '" << name << "' is not in the parameter list";
+        if (it == known->end()) return std::shared_ptr<std::vector<float>>();
+        EXPECT_EQ(it->second.spec.shape, type.shape) << name;
+        auto storage = std::make_shared<std::vector<float>>(static_cast<std::size_t>(type.numel()));
+        component.read_f32_into(name, *storage);
+        return packing ? std::make_shared<std::vector<float>>(packing->pack(*storage)) : storage;
+      };
 }
 
 cpu::WeightSource random_weights(const std::vector<ModelParam>& params, std::uint64_t seed) {
   const auto known = std::make_shared<std::map<std::string, ModelParam>>(params_by_name(params));
-  return [known, seed](const std::string& name, const graph::TensorType& type) {
+  return [known, seed](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
     const auto it = known->find(name);
     EXPECT_NE(it, known->end()) << "the graph's weight '" << name << "' is not in the parameter list";
     if (it == known->end()) return std::shared_ptr<std::vector<float>>();
@@ -135,7 +136,7 @@ cpu::WeightSource random_weights(const std::vector<ModelParam>& params, std::uin
     param_init_f16(it->second, seed, "test", half);
     auto storage = std::make_shared<std::vector<float>>(count);
     convert_to_f32(half.data(), DType::kF16, count, storage->data());
-    return storage;
+    return packing ? std::make_shared<std::vector<float>>(packing->pack(*storage)) : storage;
   };
 }
 

@@ -24,6 +24,7 @@ struct BenchOptions {
   std::int64_t height = 0;
   int runs = 3;
   bool json = false;
+  bool profile = false;
 };
 
 struct Timing {
@@ -31,8 +32,9 @@ struct Timing {
   double median_s = 0;  // of the timed runs
 };
 
-template <typename Call>
-Timing time_call(int runs, const Call& call) {
+// `after_warm_up` runs between the warm-up call and the timed runs.
+template <typename Call, typename Hook>
+Timing time_call(int runs, const Call& call, const Hook& after_warm_up) {
   using Clock = std::chrono::steady_clock;
   const auto seconds_of = [&] {
     const auto start = Clock::now();
@@ -41,11 +43,43 @@ Timing time_call(int runs, const Call& call) {
   };
   Timing timing;
   timing.first_s = seconds_of();
+  after_warm_up();
   std::vector<double> samples;
   for (int i = 0; i < runs; ++i) samples.push_back(seconds_of());
   std::sort(samples.begin(), samples.end());
   timing.median_s = samples[samples.size() / 2];
   return timing;
+}
+
+// Ops sorted by total time, largest first.
+std::vector<std::pair<std::string, cpu::OpTotals>> ops_by_time(const cpu::OpProfile& profile) {
+  std::vector<std::pair<std::string, cpu::OpTotals>> ops(profile.by_op.begin(), profile.by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  return ops;
+}
+
+nlohmann::json profile_json(const cpu::OpProfile& profile, int runs) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& [name, totals] : ops_by_time(profile)) {
+    ops.push_back({{"op", name},
+                   {"seconds_per_run", totals.seconds / runs},
+                   {"calls_per_run", totals.calls / runs},
+                   {"gflops", totals.flops > 0 ? totals.flops / totals.seconds * 1e-9 : 0.0}});
+  }
+  return ops;
+}
+
+// Per-op table of one network: time per run, share, calls per run, and GFLOP/s for GEMM-like ops.
+void print_profile(const char* network, const cpu::OpProfile& profile, int runs) {
+  const double total = profile.total_seconds();
+  std::printf("\n%s: %.3f s of kernels per run\n%-20s %10s %7s %7s %9s\n", network, total / runs, "op", "s/run",
+              "share", "calls", "GFLOP/s");
+  for (const auto& [name, totals] : ops_by_time(profile)) {
+    std::printf("%-20s %10.3f %6.1f%% %7lld", name.c_str(), totals.seconds / runs, 100.0 * totals.seconds / total,
+                static_cast<long long>(totals.calls / runs));
+    if (totals.flops > 0) std::printf(" %9.1f", totals.flops / totals.seconds * 1e-9);
+    std::printf("\n");
+  }
 }
 
 void run_bench(const BenchOptions& options) {
@@ -72,25 +106,40 @@ void run_bench(const BenchOptions& options) {
   std::cerr << "websd bench: " << model_dir << " at " << width << "x" << height << ", " << options.runs
             << " timed runs each\n";
 
+  // One kernel profile per network, over its timed runs only.
+  cpu::OpProfile text_profile, unet_profile, vae_profile;
+  const auto profile_into = [&](cpu::OpProfile& profile) {
+    return [&backend, &profile, &options] { backend.set_profile(options.profile ? &profile : nullptr); };
+  };
   HostTensor context;
-  const Timing text = time_call(options.runs, [&] { context = backend.encode_text(ids, 2); });
+  const Timing text = time_call(
+      options.runs, [&] { context = backend.encode_text(ids, 2); }, profile_into(text_profile));
   TorchGenerator generator(0);
   const Shape latent_shape{2, info.latent_channels, height / scale, width / scale};
   const HostTensor sample = generator.randn(latent_shape);
-  const Timing unet = time_call(options.runs, [&] { backend.unet(sample, 500.0, context); });
+  backend.set_profile(nullptr);
+  const Timing unet = time_call(
+      options.runs, [&] { backend.unet(sample, 500.0, context); }, profile_into(unet_profile));
   const HostTensor latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
-  const Timing vae = time_call(options.runs, [&] { backend.vae_decode(latents); });
+  backend.set_profile(nullptr);
+  const Timing vae = time_call(
+      options.runs, [&] { backend.vae_decode(latents); }, profile_into(vae_profile));
+  backend.set_profile(nullptr);
   const std::uint64_t peak = peak_rss_bytes();
 
   if (options.json) {
-    const auto entry = [](const Timing& t) { return nlohmann::json{{"median_s", t.median_s}, {"first_s", t.first_s}}; };
+    const auto entry = [&](const Timing& t, const cpu::OpProfile& profile) {
+      nlohmann::json result{{"median_s", t.median_s}, {"first_s", t.first_s}};
+      if (options.profile) result["profile"] = profile_json(profile, options.runs);
+      return result;
+    };
     std::cout << nlohmann::json{{"model", model_dir},
                                 {"width", width},
                                 {"height", height},
                                 {"runs", options.runs},
-                                {"text_encoder", entry(text)},
-                                {"unet_step_cfg", entry(unet)},
-                                {"vae_decode", entry(vae)},
+                                {"text_encoder", entry(text, text_profile)},
+                                {"unet_step_cfg", entry(unet, unet_profile)},
+                                {"vae_decode", entry(vae, vae_profile)},
                                 {"peak_rss_bytes", peak}}
                      .dump(2)
               << "\n";
@@ -103,6 +152,11 @@ void run_bench(const BenchOptions& options) {
   row("UNet step, CFG (batch 2)", unet);
   row("VAE decode", vae);
   std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(peak) / (1024.0 * 1024.0 * 1024.0));
+  if (options.profile) {
+    print_profile("text encoder", text_profile, options.runs);
+    print_profile("UNet step", unet_profile, options.runs);
+    print_profile("VAE decode", vae_profile, options.runs);
+  }
 }
 
 const bool registered = register_command(
@@ -115,6 +169,7 @@ const bool registered = register_command(
        command.add_option("--runs", options->runs, "timed runs per network; the median is reported")
            ->capture_default_str();
        command.add_flag("--json", options->json, "print JSON instead of a table");
+       command.add_flag("--profile", options->profile, "also time every kernel and print a per-op table per network");
        command.callback([options] { run_bench(*options); });
      }});
 

@@ -16,6 +16,7 @@ void register_linalg_ops(OpSink& sink);       // matmul, conv2d
 void register_shape_ops(OpSink& sink);        // reshape, permute, slice, concat, upsample, gather
 void register_reduce_ops(OpSink& sink);       // mean, softmax
 void register_composite_ops(OpSink& sink);    // layer_norm, group_norm, attention, gelu variants, ...
+void register_channels_last_ops(OpSink& sink);  // NHWC forms of conv2d, group_norm, upsample_nearest
 
 // Shared inference helpers.
 Shape broadcast_shapes(const Shape& a, const Shape& b);

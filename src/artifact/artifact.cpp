@@ -1,0 +1,157 @@
+#include "artifact/artifact.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "artifact/artifact_hex.h"
+#include "artifact/artifact_key.h"
+#include "artifact/weight_shard_store.h"
+#include "core/error.h"
+
+namespace websd::artifact {
+namespace {
+
+// Far above any real manifest or index; refuses to read a huge file into memory.
+constexpr std::uint64_t kMaxJsonFileBytes = 256ull << 20;
+constexpr const char* kNotArtifactFix = "not a websd artifact: point at a directory written by 'websd build'";
+constexpr const char* kIncompleteFix = "the artifact is incomplete: copy the whole directory again or rebuild it";
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error("artifact", path + ": " + what);
+}
+
+// The file's size, or nullopt if there is no regular file at `path`.
+std::optional<std::uint64_t> regular_file_size(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+std::string read_json_file(const std::string& path, const std::string& missing_fix) {
+  const auto size = regular_file_size(path);
+  if (!size) fail(path, "missing (" + missing_fix + ")");
+  if (*size > kMaxJsonFileBytes) {
+    fail(path, std::to_string(*size) + " bytes, more than any artifact file holds (" + missing_fix + ")");
+  }
+  std::ifstream stream(path, std::ios::binary);
+  std::string text(static_cast<std::size_t>(*size), '\0');
+  if (!stream.read(text.data(), static_cast<std::streamsize>(text.size()))) fail(path, "cannot be read");
+  return text;
+}
+
+void check_dir(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) fail(dir, "no such directory (" + std::string(kNotArtifactFix) + ")");
+  if (!S_ISDIR(info.st_mode)) fail(dir, "is a file, not an artifact directory (" + std::string(kNotArtifactFix) + ")");
+}
+
+void check_target(const std::string& dir, const ArtifactManifest& manifest, const std::string& expected) {
+  if (expected.empty() || manifest.target == expected) return;
+  fail(dir, "wrong target: the artifact is built for '" + manifest.target + "', this runtime runs '" + expected +
+                "' (build one with 'websd build --target " + expected + "')");
+}
+
+void check_index_matches_manifest(const std::string& path, const std::string& text, const ArtifactManifest& manifest,
+                                  const WeightIndex& index) {
+  const std::string digest = hex_encode(sha256({reinterpret_cast<const std::byte*>(text.data()), text.size()}));
+  if (digest != manifest.weights_index_sha256) {
+    fail(path, "checksum mismatch: SHA-256 " + digest + ", the manifest says " + manifest.weights_index_sha256 +
+                   " (the index is corrupt or edited: copy the artifact again or rebuild it)");
+  }
+  for (const WeightShard& shard : index.shards) {
+    if (shard.iv.has_value() != manifest.encrypted()) {
+      fail(path, "shard " + shard.file + (manifest.encrypted() ? " lacks" : " has") +
+                     " an iv and tag but the manifest says encryption '" + manifest.encryption +
+                     "' (the artifact was edited: rebuild it)");
+    }
+  }
+}
+
+void check_shard_files(const std::string& weights_dir, const WeightIndex& index) {
+  for (const WeightShard& shard : index.shards) {
+    const std::string path = weights_dir + "/" + shard.file;
+    const auto size = regular_file_size(path);
+    if (!size) fail(path, "missing shard (" + std::string(kIncompleteFix) + ")");
+    if (*size < shard.bytes) {
+      fail(path, "truncated shard: expected " + std::to_string(shard.bytes) + " bytes, found " + std::to_string(*size) +
+                     " (" + kIncompleteFix + ")");
+    }
+    if (*size > shard.bytes) {
+      fail(path, "shard is larger than the index says: expected " + std::to_string(shard.bytes) + " bytes, found " +
+                     std::to_string(*size) + " (the file was altered: copy the artifact again or rebuild it)");
+    }
+  }
+}
+
+std::optional<ArtifactKey> load_key(const std::string& dir, const ArtifactManifest& manifest,
+                                    const ArtifactOpenOptions& options) {
+  if (!manifest.encrypted()) return std::nullopt;
+  if (!options.key_file) {
+    if (options.allow_missing_key) return std::nullopt;
+    fail(dir, "the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
+  }
+  ArtifactKey key = read_artifact_key(*options.key_file);
+  if (artifact_key_check(key) != manifest.key_check) {
+    fail(dir, "wrong key: " + *options.key_file +
+                  " is not the key this artifact was encrypted with (its key check value differs)");
+  }
+  return key;
+}
+
+}  // namespace
+
+Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& options) {
+  check_dir(dir);
+  Artifact artifact;
+  artifact.dir_ = dir;
+  const std::string manifest_path = dir + "/" + std::string(kManifestFileName);
+  if (!regular_file_size(manifest_path)) fail(dir, "no manifest.json (" + std::string(kNotArtifactFix) + ")");
+  artifact.manifest_ = parse_manifest(read_json_file(manifest_path, kNotArtifactFix), manifest_path);
+  check_target(dir, artifact.manifest_, options.expected_target);
+
+  const std::string index_path = dir + "/" + std::string(kWeightIndexPath);
+  const std::string index_text = read_json_file(index_path, kIncompleteFix);
+  artifact.index_ = parse_weight_index(index_text, index_path);
+  check_index_matches_manifest(index_path, index_text, artifact.manifest_, artifact.index_);
+  const std::string weights_dir = dir + "/" + std::string(kWeightsDir);
+  check_shard_files(weights_dir, artifact.index_);
+  std::optional<ArtifactKey> key = load_key(dir, artifact.manifest_, options);
+
+  for (std::size_t i = 0; i < artifact.index_.tensors.size(); ++i) {
+    artifact.weight_by_name_.emplace(artifact.index_.tensors[i].name, i);
+  }
+  artifact.store_ = std::make_unique<WeightShardStore>(weights_dir, artifact.index_.shards, std::move(key));
+  return artifact;
+}
+
+Artifact::Artifact(Artifact&&) noexcept = default;
+Artifact& Artifact::operator=(Artifact&&) noexcept = default;
+Artifact::~Artifact() = default;
+
+const nlohmann::json* Artifact::section(std::string_view name) const {
+  const auto it = manifest_.sections.find(name);
+  return it == manifest_.sections.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> Artifact::section_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, content] : manifest_.sections.items()) names.push_back(name);
+  return names;
+}
+
+const WeightEntry* Artifact::find_weight(std::string_view name) const {
+  const auto it = weight_by_name_.find(name);
+  return it == weight_by_name_.end() ? nullptr : &index_.tensors[it->second];
+}
+
+std::span<const std::byte> Artifact::weight(std::string_view name) const {
+  const WeightEntry* entry = find_weight(name);
+  if (entry == nullptr) {
+    fail(dir_, "no weight named " + std::string(name.substr(0, 160)) + " (the artifact holds " +
+                   std::to_string(index_.tensors.size()) + " weights; see 'websd inspect')");
+  }
+  return store_->shard_bytes(entry->shard).subspan(entry->offset, entry->bytes);
+}
+
+}  // namespace websd::artifact

@@ -1,0 +1,78 @@
+// An artifact opened by the runtime (see FORMAT.md). open() checks everything that is cheap to
+// check before any weight is touched: the manifest (magic, format version, field types), the
+// target, the weight index (its SHA-256 from the manifest, every entry inside its shard), each
+// shard's presence and size, and for encrypted artifacts the key against the manifest's key check.
+// A shard's SHA-256 is verified the first time one of its tensors is read.
+// This header is the runtime side: it never includes compiler headers and builds for WebAssembly.
+// Thread-safety: immutable after open() apart from the shard cache, which is internally locked;
+// all member functions may be called concurrently. Move-only.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "artifact/artifact_manifest.h"
+#include "artifact/weight_index.h"
+
+namespace websd::artifact {
+
+class WeightShardStore;
+
+struct ArtifactOpenOptions {
+  // The target this runtime runs ("cpu", ...); empty accepts any (tools that only describe).
+  std::string expected_target;
+  // File holding the AES-256 key of an encrypted artifact (see read_artifact_key).
+  std::optional<std::string> key_file;
+  // An encrypted artifact opened without a key fails, unless this is set (websd inspect): then
+  // only reading a weight fails.
+  bool allow_missing_key = false;
+};
+
+class Artifact {
+ public:
+  // Throws websd::Error("artifact", ...) with one line that tells apart: not an artifact, a newer
+  // or older format version, the wrong target, an edited manifest or index, a missing or
+  // truncated shard, an index entry out of its shard's bounds, an encrypted artifact without a key,
+  // and a wrong key.
+  static Artifact open(const std::string& dir, const ArtifactOpenOptions& options = {});
+
+  Artifact(Artifact&&) noexcept;
+  Artifact& operator=(Artifact&&) noexcept;
+  ~Artifact();
+
+  const std::string& dir() const { return dir_; }
+  const ArtifactManifest& manifest() const { return manifest_; }
+  const std::string& target() const { return manifest_.target; }
+  bool encrypted() const { return manifest_.encrypted(); }
+
+  // A section other than "weights" (use weights() for those); nullptr if the artifact has none.
+  const nlohmann::json* section(std::string_view name) const;
+  // Names of the opaque sections, sorted.
+  std::vector<std::string> section_names() const;
+
+  const std::vector<WeightShard>& shards() const { return index_.shards; }
+  const std::vector<WeightEntry>& weights() const { return index_.tensors; }
+  // nullptr if absent.
+  const WeightEntry* find_weight(std::string_view name) const;
+  // The tensor's little-endian bytes, verified and decrypted; valid as long as this Artifact.
+  // Throws websd::Error naming the tensor if absent, or the shard if it fails verification.
+  std::span<const std::byte> weight(std::string_view name) const;
+
+ private:
+  Artifact() = default;
+
+  std::string dir_;
+  ArtifactManifest manifest_;
+  WeightIndex index_;
+  std::map<std::string, std::size_t, std::less<>> weight_by_name_;
+  std::unique_ptr<WeightShardStore> store_;
+};
+
+}  // namespace websd::artifact

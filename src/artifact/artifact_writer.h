@@ -1,0 +1,60 @@
+// Writes an artifact directory (see FORMAT.md): sections of the manifest, weight tensors packed
+// into shards with a SHA-256 each (optionally AES-256-GCM encrypted), then the index and the
+// manifest. Everything goes to a staging directory beside the destination that is renamed into
+// place by finish(), so a build that fails or is interrupted never leaves something that loads
+// as an artifact; an abandoned writer removes its staging directory. The destination may be
+// absent, empty or a previous artifact (replaced); any other existing path is refused.
+// Used by the compiler; one writer owns one build and is not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "artifact/artifact_key.h"
+#include "artifact/artifact_manifest.h"
+#include "artifact/weight_index.h"
+#include "artifact/weight_shard_writer.h"
+
+namespace websd::artifact {
+
+struct ArtifactWriterOptions {
+  std::uint64_t shard_limit_bytes = kDefaultShardLimitBytes;
+  std::optional<ArtifactKey> key;  // when set, weight shards are encrypted with AES-256-GCM
+};
+
+class ArtifactWriter {
+ public:
+  // Checks the destination and creates the staging directory. Throws websd::Error("artifact", ...)
+  // for a destination that exists and is neither empty nor an artifact, or a zero shard limit.
+  ArtifactWriter(std::string dir, std::string target, ArtifactWriterOptions options = {});
+  ~ArtifactWriter();
+  ArtifactWriter(const ArtifactWriter&) = delete;
+  ArtifactWriter& operator=(const ArtifactWriter&) = delete;
+
+  // Sets (or replaces) a named section; its content is opaque to the container. "weights" is
+  // reserved for the container itself.
+  void set_section(const std::string& name, nlohmann::json content);
+  // Appends a tensor: `bytes` is its little-endian data, exactly numel x dtype size. dtype is
+  // f32, f16 or bf16; names are unique.
+  void add_weight(const std::string& name, const Shape& shape, DType dtype, std::span<const std::byte> bytes);
+  // Writes the index and the manifest and moves the artifact into place. Nothing may be added
+  // afterwards.
+  void finish();
+
+ private:
+  void check_writable(const char* operation) const;
+  void commit_staging();
+
+  std::string dir_;
+  std::string staging_dir_;
+  std::optional<ArtifactKey> key_;  // before shards_, which points into it
+  ArtifactManifest manifest_;
+  WeightShardWriter shards_;
+  bool finished_ = false;
+  bool failed_ = false;  // an earlier error left the staging directory incomplete
+};
+
+}  // namespace websd::artifact

@@ -1,0 +1,26 @@
+// Vectorised float32 loops for the transcendental parts of the CPU kernels (exp in softmax and
+// attention, SiLU, GELU, QuickGELU). With AVX-512 (the build targets the host's ISA, see
+// WEBSD_CPU_NATIVE) they use 16-lane polynomial approximations accurate to a few ulp (GELU's erf
+// to 2e-7 absolute); otherwise plain loops over <cmath>. Pure functions: thread-safe; `x` and `y`
+// may be the same array.
+#pragma once
+
+#include <cstdint>
+
+namespace websd::cpu {
+
+// y[i] = exp(x[i] - shift); returns the sum of the y[i] (in float32, lane-wise then reduced).
+float exp_shifted_sum(const float* x, float* y, std::int64_t count, float shift);
+// Largest of x[0, count); count >= 1.
+float max_of(const float* x, std::int64_t count);
+// y[i] *= factor.
+void scale_in_place(float* y, std::int64_t count, float factor);
+
+void exp_map(const float* x, float* y, std::int64_t count);
+void silu_map(const float* x, float* y, std::int64_t count);        // x * sigmoid(x)
+void gelu_map(const float* x, float* y, std::int64_t count);        // x/2 (1 + erf(x / sqrt 2))
+void quick_gelu_map(const float* x, float* y, std::int64_t count);  // x * sigmoid(1.702 x)
+// out[i] = hidden[i] * gelu(gate[i]): GEGLU's second half.
+void gelu_gate_map(const float* hidden, const float* gate, float* out, std::int64_t count);
+
+}  // namespace websd::cpu

@@ -1,0 +1,74 @@
+// Channels-last (NHWC) forms of the image ops, which the channels_last pass substitutes for their
+// NCHW originals on targets whose kernels prefer that layout: convolution (with an optional fused
+// residual add), group norm (with an optional fused SiLU) and nearest upsampling. Weights keep
+// their checkpoint layout (conv weights OIHW); only activations are [N, H, W, C].
+#include "graph/ops/op_groups.h"
+
+namespace websd::graph {
+namespace {
+
+std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, const Attrs& attrs) {
+  expect_rank(in[0], 4, "input (N,H,W,C)");
+  expect_rank(in[1], 4, "weight (O,C,kH,kW)");
+  const std::int64_t stride = attrs.get_int("stride", 1, "conv2d_nhwc");
+  const std::int64_t padding = attrs.get_int("padding", 0, "conv2d_nhwc");
+  if (stride < 1 || padding < 0) op_type_error("stride must be >= 1 and padding >= 0");
+  const auto& x = in[0].shape;
+  const auto& w = in[1].shape;
+  if (x[3] != w[1]) {
+    op_type_error("input has " + std::to_string(x[3]) + " channels but weight expects " + std::to_string(w[1]));
+  }
+  if (in.size() >= 3 && in[2].shape != Shape{w[0]}) {
+    op_type_error("bias must be [" + std::to_string(w[0]) + "], got " + in[2].to_string());
+  }
+  const std::int64_t h = (x[1] + 2 * padding - w[2]) / stride + 1;
+  const std::int64_t wd = (x[2] + 2 * padding - w[3]) / stride + 1;
+  if (h < 1 || wd < 1) op_type_error("kernel larger than the padded input");
+  const TensorType out{in[0].dtype, {x[0], h, wd, w[0]}};
+  if (in.size() == 4 && in[3] != out) {
+    op_type_error("residual must be " + out.to_string() + ", got " + in[3].to_string());
+  }
+  return {out};
+}
+
+}  // namespace
+
+void register_channels_last_ops(OpSink& sink) {
+  sink.add({"conv2d_nhwc", 3, 4, kTraitNone, infer_conv2d_nhwc, nullptr,
+            "conv2d on NHWC activations (OIHW weight, bias), plus the 4th input when given (residual add); "
+            "attrs stride, padding"});
+
+  sink.add({"group_norm_nhwc", 3, 3, kTraitNone,
+            [](const std::vector<TensorType>& in, const Attrs& attrs) {
+              expect_rank(in[0], 4, "input (N,H,W,C)");
+              const auto groups = attrs.get_int("groups", "group_norm_nhwc");
+              attrs.get_float("eps", "group_norm_nhwc");
+              const std::string activation =
+                  attrs.has("activation") ? attrs.get_string("activation", "group_norm_nhwc") : "";
+              if (!activation.empty() && activation != "silu")
+                op_type_error("attribute 'activation' must be \"silu\" or absent");
+              const std::int64_t channels = in[0].shape[3];
+              if (groups < 1 || channels % groups != 0) {
+                op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " +
+                              std::to_string(channels) + " channels");
+              }
+              if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels})
+                op_type_error("gamma and beta must be [C]");
+              return std::vector<TensorType>{in[0]};
+            },
+            nullptr, "group_norm on NHWC activations, then the optional 'activation' (silu)"});
+
+  sink.add({"upsample_nearest_nhwc", 1, 1, kTraitShapeOnly,
+            [](const std::vector<TensorType>& in, const Attrs& attrs) {
+              expect_rank(in[0], 4, "input (N,H,W,C)");
+              const auto scale = attrs.get_int("scale", "upsample_nearest_nhwc");
+              if (scale < 1) op_type_error("attribute 'scale' must be >= 1");
+              Shape shape = in[0].shape;
+              shape[1] *= scale;
+              shape[2] *= scale;
+              return std::vector<TensorType>{{in[0].dtype, shape}};
+            },
+            nullptr, "nearest-neighbour upsampling of H and W of NHWC activations by an integer scale"});
+}
+
+}  // namespace websd::graph
