@@ -5,7 +5,7 @@
 #include "cpu/cpu_kernels.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
-#include "cpu/softmax_row.h"
+#include "cpu/vector_math.h"
 
 namespace websd::cpu {
 namespace {
@@ -23,6 +23,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
   // parallel regions), which beats threading each small GEMM.
   parallel_for(heads * blocks_per_head, 1, [&](std::int64_t task_begin, std::int64_t task_end) {
     std::vector<float> scores(static_cast<std::size_t>(std::min(kQueryBlock, q_len) * kv_len));
+    std::vector<float> inverse_sums(static_cast<std::size_t>(kQueryBlock));
     for (std::int64_t task = task_begin; task < task_end; ++task) {
       const std::int64_t head = task / blocks_per_head;
       const std::int64_t row0 = (task % blocks_per_head) * kQueryBlock;
@@ -31,14 +32,18 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attr
       const float* k_head = in[1]->fdata() + head * kv_len * dim;
       const float* v_head = in[2]->fdata() + head * kv_len * v_dim;
       gemm(true, rows, kv_len, dim, scale, q_block, dim, k_head, dim, 0.0f, scores.data(), kv_len);
+      // Unnormalised softmax: exp(s - max) here, the division by the row sum after P.V, on
+      // v_dim values per row instead of kv_len.
       for (std::int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * kv_len;
         // With a causal mask, query i sees keys up to i (queries aligned with the end of the keys).
         const std::int64_t visible = causal ? row0 + r + kv_len - q_len + 1 : kv_len;
-        softmax_in_place(row, visible, kv_len);
+        inverse_sums[r] = 1.0f / exp_shifted_sum(row, row, visible, max_of(row, visible));
+        std::fill(row + visible, row + kv_len, 0.0f);
       }
-      gemm(false, rows, v_dim, kv_len, 1.0f, scores.data(), kv_len, v_head, v_dim, 0.0f,
-           out.fdata() + (head * q_len + row0) * v_dim, v_dim);
+      float* out_block = out.fdata() + (head * q_len + row0) * v_dim;
+      gemm(false, rows, v_dim, kv_len, 1.0f, scores.data(), kv_len, v_head, v_dim, 0.0f, out_block, v_dim);
+      for (std::int64_t r = 0; r < rows; ++r) scale_in_place(out_block + r * v_dim, v_dim, inverse_sums[r]);
     }
   });
 }

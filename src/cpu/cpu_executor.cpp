@@ -16,32 +16,6 @@
 namespace websd::cpu {
 namespace {
 
-// Float buffers freed during one run, by element count, handed to later nodes of the same size:
-// a graph reuses a few sizes many times, so most nodes then write into memory that is already
-// mapped instead of page-faulting and zero-filling fresh pages. Lives for one run.
-class BufferPool {
- public:
-  CpuTensor allocate(const graph::TensorType& type) {
-    if (dtype_is_float(type.dtype)) {
-      const auto found = free_.find(static_cast<std::size_t>(type.numel()));
-      if (found != free_.end()) {
-        CpuTensor tensor{type, std::move(found->second), nullptr};
-        free_.erase(found);
-        return tensor;
-      }
-    }
-    return CpuTensor::allocate(type);
-  }
-  // Takes the storage if nothing else (a view, the caller) still shares it.
-  void release(CpuTensor& tensor) {
-    if (tensor.f32 && tensor.f32.use_count() == 1) free_.emplace(tensor.f32->size(), std::move(tensor.f32));
-    tensor = CpuTensor{};
-  }
-
- private:
-  std::multimap<std::size_t, std::shared_ptr<std::vector<float>>> free_;
-};
-
 // The CPU target's pass list.
 graph::Function compile_for_cpu(const graph::Function& function) {
   graph::Function lowered = passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); });
@@ -116,7 +90,6 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
   for (std::size_t i = 0; i < weights_.size(); ++i) values[function_.weights()[i]] = weights_[i];
 
   const auto& nodes = function_.nodes();
-  BufferPool pool;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const auto& node = nodes[n];
     const auto start = std::chrono::steady_clock::now();
@@ -128,7 +101,7 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
     } else {
       std::vector<const CpuTensor*> operands;
       for (const auto id : node.inputs) operands.push_back(&values[id]);
-      output = pool.allocate(output_type);
+      output = pool_->allocate(output_type, last_use_[node.outputs[0]] == static_cast<std::int32_t>(nodes.size()));
       (*cpu_kernel_lookup(node.op->name))(operands, node.attrs, output);
     }
     if (profile_ != nullptr) {
@@ -136,7 +109,7 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
     }
     for (const auto id : node.inputs) {
       if (last_use_[id] == static_cast<std::int32_t>(n) && function_.value(id).kind == graph::ValueKind::kNode) {
-        pool.release(values[id]);  // kept for reuse unless a view still shares the storage
+        pool_->release(values[id]);  // kept for reuse unless a view still shares the storage
       }
     }
   }

@@ -2,7 +2,8 @@
 // CPU kernel are lowered, image activations move to channels-last and convolution residuals and
 // norm activations are fused (see src/passes); every remaining op must have a kernel (else a
 // websd::Error naming the op). Binding packs convolution weights once into the kernels' layout.
-// run() executes the nodes in order, reusing each intermediate's buffer after its last use. One executor may run() many
+// run() executes the nodes in order, reusing each intermediate's buffer after its last use, in
+// that run and later ones (BufferPool). One executor may run() many
 // times; run() is not reentrant (kernels use the machine's threads themselves).
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/buffer_pool.h"
 #include "cpu/cpu_tensor.h"
 #include "cpu/op_profile.h"
 #include "graph/function.h"
@@ -46,6 +48,7 @@ class CpuExecutor {
   std::vector<CpuTensor> weights_;      // parallel to function_.weights()
   std::vector<std::int32_t> last_use_;  // per value: index of the last node reading it
   OpProfile* profile_ = nullptr;
+  std::unique_ptr<BufferPool> pool_ = std::make_unique<BufferPool>();  // kept between runs
 };
 
 }  // namespace websd::cpu

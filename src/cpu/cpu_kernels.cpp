@@ -1,7 +1,5 @@
 #include "cpu/cpu_kernels.h"
 
-#include <sys/mman.h>
-
 #include <map>
 
 #include "core/error.h"
@@ -40,19 +38,7 @@ CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
   CpuTensor tensor{type, nullptr, nullptr};
   const auto count = static_cast<std::size_t>(type.numel());
   if (dtype_is_float(type.dtype)) {
-    tensor.f32 = std::make_shared<std::vector<float>>();
-    tensor.f32->reserve(count);
-    // Large activations (hundreds of MiB in a 512x512 VAE decode) are first touched by the
-    // resize below: on transparent huge pages that costs one fault per 2 MiB instead of per 4 KiB.
-    constexpr std::size_t kHugePage = 2u << 20;
-    const std::size_t bytes = count * sizeof(float);
-    if (bytes >= 2 * kHugePage) {
-      const auto begin = reinterpret_cast<std::uintptr_t>(tensor.f32->data());
-      const std::uintptr_t aligned = (begin + kHugePage - 1) & ~(kHugePage - 1);
-      const std::uintptr_t end = (begin + bytes) & ~(kHugePage - 1);
-      if (end > aligned) madvise(reinterpret_cast<void*>(aligned), end - aligned, MADV_HUGEPAGE);  // a hint only
-    }
-    tensor.f32->resize(count);
+    tensor.f32 = std::make_shared<std::vector<float>>(count);
   } else {
     tensor.i64 = std::make_shared<std::vector<std::int64_t>>(count);
   }

@@ -4,10 +4,16 @@
 
 #include "cpu/cpu_kernels.h"
 #include "cpu/parallel.h"
-#include "cpu/softmax_row.h"
+#include "cpu/vector_math.h"
 
 namespace websd::cpu {
 namespace {
+
+// Softmax over row[0, width) in place.
+void softmax_in_place(float* row, std::int64_t width) {
+  const float sum = exp_shifted_sum(row, row, width, max_of(row, width));
+  scale_in_place(row, width, 1.0f / sum);
+}
 
 // Normalises `count` values at x with mean/variance of those values; writes x_hat to y.
 void normalize_span(const float* x, float* y, std::int64_t count, double eps) {
@@ -102,7 +108,7 @@ void softmax_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&
     for (std::int64_t r = s; r < e; ++r) {
       const std::int64_t base = (r / inner) * width * inner + r % inner;
       for (std::int64_t i = 0; i < width; ++i) row[i] = in[0]->fdata()[base + i * inner];
-      softmax_in_place(row.data(), width, width);
+      softmax_in_place(row.data(), width);
       for (std::int64_t i = 0; i < width; ++i) out.fdata()[base + i * inner] = row[i];
     }
   });
