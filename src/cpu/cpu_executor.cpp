@@ -17,8 +17,9 @@ namespace websd::cpu {
 namespace {
 
 // The CPU target's pass list.
-graph::Function compile_for_cpu(const graph::Function& function) {
+graph::Function compile_for_cpu(const graph::Function& function, bool optimize) {
   graph::Function lowered = passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); });
+  if (!optimize) return lowered;
   return passes::fuse_norm_activation(passes::fuse_conv_residual(passes::to_channels_last(lowered)));
 }
 
@@ -45,7 +46,8 @@ std::optional<WeightPacking> packing_for(const graph::Function& function, graph:
 
 }  // namespace
 
-CpuExecutor::CpuExecutor(const graph::Function& function) : function_(compile_for_cpu(function)) {
+CpuExecutor::CpuExecutor(const graph::Function& function, bool optimize)
+    : function_(compile_for_cpu(function, optimize)) {
   for (const auto& node : function_.nodes()) {
     if (node.op->name != "reshape" && !cpu_supports(node.op->name)) {
       throw Error("cpu", function_.symbol() + ": the CPU target has no kernel for op '" + node.op->name + "'");

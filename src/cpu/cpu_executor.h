@@ -33,7 +33,9 @@ using WeightSource = std::function<std::shared_ptr<std::vector<float>>(
 
 class CpuExecutor {
  public:
-  explicit CpuExecutor(const graph::Function& function);
+  // `optimize` = false skips the layout and fusion passes (only composites are lowered): the
+  // reference the optimised form is tested against.
+  explicit CpuExecutor(const graph::Function& function, bool optimize = true);
 
   const graph::Function& function() const { return function_; }
   // Resolves every weight once; call before run().
