@@ -60,13 +60,7 @@ void register_channels_last_ops(OpSink& sink) {
 
   sink.add({"upsample_nearest_nhwc", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
-              expect_rank(in[0], 4, "input (N,H,W,C)");
-              const auto scale = attrs.get_int("scale", "upsample_nearest_nhwc");
-              if (scale < 1) op_type_error("attribute 'scale' must be >= 1");
-              Shape shape = in[0].shape;
-              shape[1] *= scale;
-              shape[2] *= scale;
-              return std::vector<TensorType>{{in[0].dtype, shape}};
+              return infer_upsample_nearest(in, attrs, "upsample_nearest_nhwc", 1);
             },
             nullptr, "nearest-neighbour upsampling of H and W of NHWC activations by an integer scale"});
 }

@@ -31,7 +31,8 @@ void register_norms(OpSink& sink) {
       [](const std::vector<TensorType>& in, const Attrs& attrs) {
         expect_float(in[0], "input");
         const Shape affine{in[0].shape.back()};
-        if (in[1].shape != affine || in[2].shape != affine) op_type_error("gamma and beta must be " + shape_to_string(affine));
+        if (in[1].shape != affine || in[2].shape != affine)
+          op_type_error("gamma and beta must be " + shape_to_string(affine));
         attrs.get_float("eps", "layer_norm");
         return std::vector<TensorType>{in[0]};
       },
@@ -49,10 +50,11 @@ void register_norms(OpSink& sink) {
         attrs.get_float("eps", "group_norm");
         const std::int64_t channels = in[0].shape[1];
         if (groups < 1 || channels % groups != 0) {
-          op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " + std::to_string(channels) +
-                        " channels");
+          op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " +
+                        std::to_string(channels) + " channels");
         }
-        if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels}) op_type_error("gamma and beta must be [C]");
+        if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels})
+          op_type_error("gamma and beta must be [C]");
         return std::vector<TensorType>{in[0]};
       },
       [](FunctionBuilder& b, const std::vector<ValueId>& in, const Attrs& attrs) {

@@ -24,8 +24,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* attr_name) {
   const std::int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {
-    op_type_error(std::string("attribute '") + attr_name + "' = " + std::to_string(axis) + " is out of range for rank " +
-                  std::to_string(rank));
+    op_type_error(std::string("attribute '") + attr_name + "' = " + std::to_string(axis) +
+                  " is out of range for rank " + std::to_string(rank));
   }
   return normalized;
 }
@@ -37,7 +37,8 @@ void expect_rank(const TensorType& type, std::int64_t rank, const char* what) {
 }
 
 void expect_float(const TensorType& type, const char* what) {
-  if (!dtype_is_float(type.dtype)) op_type_error(std::string(what) + " must be a float tensor, got " + type.to_string());
+  if (!dtype_is_float(type.dtype))
+    op_type_error(std::string(what) + " must be a float tensor, got " + type.to_string());
 }
 
 void register_elementwise_ops(OpSink& sink) {
@@ -91,7 +92,8 @@ void register_elementwise_ops(OpSink& sink) {
   sink.add({"clamp", 1, 1, kTraitElementwise,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               expect_float(in[0], "input");
-              if (attrs.get_float("min", "clamp") > attrs.get_float("max", "clamp")) op_type_error("'min' exceeds 'max'");
+              if (attrs.get_float("min", "clamp") > attrs.get_float("max", "clamp"))
+                op_type_error("'min' exceeds 'max'");
               return std::vector<TensorType>{in[0]};
             },
             nullptr, "min(max(x, min), max)"});

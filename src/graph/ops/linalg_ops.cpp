@@ -16,8 +16,8 @@ void register_linalg_ops(OpSink& sink) {
               const std::int64_t k_b = transpose_b ? b[b.size() - 1] : b[b.size() - 2];
               const std::int64_t n = transpose_b ? b[b.size() - 2] : b[b.size() - 1];
               if (k_a != k_b) {
-                op_type_error("contraction sizes differ: a has K=" + std::to_string(k_a) + ", b has K=" +
-                              std::to_string(k_b) + (transpose_b ? " (transpose_b=1)" : ""));
+                op_type_error("contraction sizes differ: a has K=" + std::to_string(k_a) +
+                              ", b has K=" + std::to_string(k_b) + (transpose_b ? " (transpose_b=1)" : ""));
               }
               Shape batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
               batch.push_back(a[a.size() - 2]);

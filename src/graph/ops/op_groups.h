@@ -11,11 +11,11 @@ class OpSink {
   virtual void add(OpDef def) = 0;
 };
 
-void register_elementwise_ops(OpSink& sink);  // unary/binary arithmetic with broadcasting, constants, casts
-void register_linalg_ops(OpSink& sink);       // matmul, conv2d
-void register_shape_ops(OpSink& sink);        // reshape, permute, slice, concat, upsample, gather
-void register_reduce_ops(OpSink& sink);       // mean, softmax
-void register_composite_ops(OpSink& sink);    // layer_norm, group_norm, attention, gelu variants, ...
+void register_elementwise_ops(OpSink& sink);    // unary/binary arithmetic with broadcasting, constants, casts
+void register_linalg_ops(OpSink& sink);         // matmul, conv2d
+void register_shape_ops(OpSink& sink);          // reshape, permute, slice, concat, upsample, gather
+void register_reduce_ops(OpSink& sink);         // mean, softmax
+void register_composite_ops(OpSink& sink);      // layer_norm, group_norm, attention, gelu variants, ...
 void register_channels_last_ops(OpSink& sink);  // NHWC forms of conv2d, group_norm, upsample_nearest
 
 // Shared inference helpers.
@@ -24,5 +24,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* attr_name);
 void expect_rank(const TensorType& type, std::int64_t rank, const char* what);
 void expect_float(const TensorType& type, const char* what);
+// Nearest upsampling of the two spatial axes starting at `height_axis` (2 for NCHW, 1 for NHWC).
+std::vector<TensorType> infer_upsample_nearest(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
+                                               std::size_t height_axis);
 
 }  // namespace websd::graph

@@ -10,12 +10,15 @@ void register_reduce_ops(OpSink& sink) {
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               expect_float(in[0], "input");
               std::vector<bool> reduced(in[0].shape.size(), false);
-              for (const auto axis : attrs.get_ints("axes", "mean")) reduced[normalize_axis(axis, in[0].rank(), "axes")] = true;
+              for (const auto axis : attrs.get_ints("axes", "mean"))
+                reduced[normalize_axis(axis, in[0].rank(), "axes")] = true;
               const bool keepdim = attrs.get_int("keepdim", 1, "mean") != 0;
               Shape shape;
               for (std::size_t i = 0; i < reduced.size(); ++i) {
-                if (!reduced[i]) shape.push_back(in[0].shape[i]);
-                else if (keepdim) shape.push_back(1);
+                if (!reduced[i])
+                  shape.push_back(in[0].shape[i]);
+                else if (keepdim)
+                  shape.push_back(1);
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },

@@ -5,6 +5,17 @@
 
 namespace websd::graph {
 
+std::vector<TensorType> infer_upsample_nearest(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
+                                               std::size_t height_axis) {
+  expect_rank(in[0], 4, height_axis == 2 ? "input (N,C,H,W)" : "input (N,H,W,C)");
+  const auto scale = attrs.get_int("scale", op);
+  if (scale < 1) op_type_error("attribute 'scale' must be >= 1");
+  Shape shape = in[0].shape;
+  shape[height_axis] *= scale;
+  shape[height_axis + 1] *= scale;
+  return std::vector<TensorType>{{in[0].dtype, shape}};
+}
+
 void register_shape_ops(OpSink& sink) {
   sink.add({"reshape", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -13,17 +24,20 @@ void register_shape_ops(OpSink& sink) {
               if (inferred > 1) op_type_error("attribute 'shape' may hold at most one -1");
               std::int64_t known = 1;
               for (const auto dim : shape) {
-                if (dim == 0 || dim < -1) op_type_error("attribute 'shape' = " + shape_to_string(shape) + " has a bad dimension");
+                if (dim == 0 || dim < -1)
+                  op_type_error("attribute 'shape' = " + shape_to_string(shape) + " has a bad dimension");
                 if (dim != -1) known *= dim;
               }
               const std::int64_t total = in[0].numel();
               if (inferred) {
-                if (total % known != 0) op_type_error("attribute 'shape' = " + shape_to_string(shape) + ": cannot infer -1 from " + std::to_string(total) + " elements");
+                if (total % known != 0)
+                  op_type_error("attribute 'shape' = " + shape_to_string(shape) + ": cannot infer -1 from " +
+                                std::to_string(total) + " elements");
                 std::replace(shape.begin(), shape.end(), std::int64_t{-1}, total / known);
               }
               if (shape_numel(shape) != total) {
-                op_type_error("attribute 'shape' = " + shape_to_string(shape) + " does not hold " + std::to_string(total) +
-                              " elements");
+                op_type_error("attribute 'shape' = " + shape_to_string(shape) + " does not hold " +
+                              std::to_string(total) + " elements");
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
@@ -32,11 +46,13 @@ void register_shape_ops(OpSink& sink) {
   sink.add({"permute", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               const auto& perm = attrs.get_ints("perm", "permute");
-              if (static_cast<std::int64_t>(perm.size()) != in[0].rank()) op_type_error("attribute 'perm' length != rank");
+              if (static_cast<std::int64_t>(perm.size()) != in[0].rank())
+                op_type_error("attribute 'perm' length != rank");
               std::vector<bool> seen(perm.size(), false);
               Shape shape;
               for (const auto axis : perm) {
-                if (axis < 0 || axis >= in[0].rank() || seen[axis]) op_type_error("attribute 'perm' is not a permutation");
+                if (axis < 0 || axis >= in[0].rank() || seen[axis])
+                  op_type_error("attribute 'perm' is not a permutation");
                 seen[axis] = true;
                 shape.push_back(in[0].shape[axis]);
               }
@@ -50,8 +66,8 @@ void register_shape_ops(OpSink& sink) {
               const auto start = attrs.get_int("start", "slice");
               const auto end = attrs.get_int("end", "slice");
               if (start < 0 || end > in[0].shape[axis] || start >= end) {
-                op_type_error("range [" + std::to_string(start) + "," + std::to_string(end) + ") outside axis of size " +
-                              std::to_string(in[0].shape[axis]));
+                op_type_error("range [" + std::to_string(start) + "," + std::to_string(end) +
+                              ") outside axis of size " + std::to_string(in[0].shape[axis]));
               }
               Shape shape = in[0].shape;
               shape[axis] = end - start;
@@ -65,7 +81,8 @@ void register_shape_ops(OpSink& sink) {
               Shape shape = in[0].shape;
               for (std::size_t i = 1; i < in.size(); ++i) {
                 Shape other = in[i].shape;
-                if (in[i].dtype != in[0].dtype || other.size() != shape.size()) op_type_error("inputs differ in dtype or rank");
+                if (in[i].dtype != in[0].dtype || other.size() != shape.size())
+                  op_type_error("inputs differ in dtype or rank");
                 other[axis] = shape[axis];
                 if (other != shape) op_type_error("input " + std::to_string(i) + " differs outside the concat axis");
                 shape[axis] += in[i].shape[axis];
@@ -76,13 +93,7 @@ void register_shape_ops(OpSink& sink) {
 
   sink.add({"upsample_nearest", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
-              expect_rank(in[0], 4, "input (N,C,H,W)");
-              const auto scale = attrs.get_int("scale", "upsample_nearest");
-              if (scale < 1) op_type_error("attribute 'scale' must be >= 1");
-              Shape shape = in[0].shape;
-              shape[2] *= scale;
-              shape[3] *= scale;
-              return std::vector<TensorType>{{in[0].dtype, shape}};
+              return infer_upsample_nearest(in, attrs, "upsample_nearest", 2);
             },
             nullptr, "nearest-neighbour upsampling of H and W by an integer scale"});
 
