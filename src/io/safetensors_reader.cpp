@@ -106,7 +106,7 @@ nlohmann::json parse_header_json(const std::string& path, std::string_view text)
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text.begin(), text.end(), on_event);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for a number like 1E999
     std::string reason = error.what();
     if (const auto start = reason.find("] "); start != std::string::npos) reason.erase(0, start + 2);
     fail(path, "header is not valid JSON: " + safetensors_quote_name(reason));
@@ -301,6 +301,7 @@ void SafetensorsFile::read_f32_slice(const SafetensorsEntry& entry, std::uint64_
                                    std::to_string(count) + " elements, cannot read " + std::to_string(out.size()) +
                                    " from element " + std::to_string(first));
   }
+  if (out.empty()) return;  // an empty span may be null, and memcpy(nullptr, ..., 0) is undefined
   const std::size_t element_size = dtype_size(entry.dtype);
   convert_to_f32(bytes(entry).data() + first * element_size, entry.dtype, out.size(), out.data());
 }

@@ -1,0 +1,57 @@
+// The bodies of the libFuzzer targets as plain functions, so that the g++ regression test
+// (tests/fuzz_regressions) replays every seed and every crash reproducer through exactly the code
+// the fuzzers run. Each entry takes arbitrary bytes and either returns or throws websd::Error (bad
+// input, rejected cleanly). It throws FuzzInvariantError when the code under test accepted the
+// input but broke one of its own promises (a bug); a crash or a sanitizer report is a bug too.
+// Thread-safety: fuzz_safetensors and fuzz_artifact_manifest are; fuzz_tokenizer is not (it
+// rewrites one scratch folder per process).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.h"
+
+namespace websd::fuzz {
+
+using FuzzInput = std::span<const std::uint8_t>;
+
+// An accepted input led to a result that contradicts the API's contract.
+class FuzzInvariantError : public std::logic_error {
+ public:
+  explicit FuzzInvariantError(const std::string& what) : std::logic_error("fuzz invariant broken: " + what) {}
+};
+
+// The bytes are a safetensors file: open it (through a memfd, no disk I/O), then read every entry
+// as f32, as a slice and as int64, checking element counts and that F32 data comes back bit-exact.
+void fuzz_safetensors(FuzzInput data);
+
+// The bytes frame a tokenizer folder and a prompt (see fuzz/README.md):
+//   byte 0: 'j' for the tokenizer.json layout, anything else for vocab.json + merges.txt;
+//   then up to four parts separated by NUL bytes:
+//     vocab.json | merges.txt | tokenizer_config.json | prompt        (vocab layout)
+//     tokenizer.json | special_tokens_map.json | tokenizer_config.json | prompt   (json layout)
+//   the prompt is everything after the third NUL; empty config parts are not written.
+// Loads the tokenizer with load_clip_tokenizer and checks encode() against encode_unpadded().
+void fuzz_tokenizer(FuzzInput data);
+
+// The bytes are both a manifest.json and a weights/index.json: each parser either rejects them or
+// accepts them, and what it accepts must survive manifest_to_text / weight_index_to_text and
+// parse again to the same text. Throws websd::Error only when both parsers reject the bytes.
+void fuzz_artifact_manifest(FuzzInput data);
+
+// Runs `entry` the way a libFuzzer target does: websd::Error is an accepted outcome, anything else
+// escapes (libFuzzer then reports the input as a crash).
+inline int run_fuzz_entry(void (*entry)(FuzzInput), const std::uint8_t* data, std::size_t size) {
+  try {
+    entry(FuzzInput(data, size));
+  } catch (const websd::Error&) {
+    // A clean rejection is what bad input should get.
+  }
+  return 0;
+}
+
+}  // namespace websd::fuzz
