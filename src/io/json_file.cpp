@@ -54,20 +54,35 @@ void restore_nonstandard_literals(nlohmann::json& value) {
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
     const auto unquoted = [](std::string_view quoted) { return quoted.substr(1, quoted.size() - 2); };
-    if (text == unquoted(kPosInf)) value = std::numeric_limits<double>::infinity();
-    else if (text == unquoted(kNegInf)) value = -std::numeric_limits<double>::infinity();
-    else if (text == unquoted(kNaN)) value = std::numeric_limits<double>::quiet_NaN();
+    if (text == unquoted(kPosInf))
+      value = std::numeric_limits<double>::infinity();
+    else if (text == unquoted(kNegInf))
+      value = -std::numeric_limits<double>::infinity();
+    else if (text == unquoted(kNaN))
+      value = std::numeric_limits<double>::quiet_NaN();
   } else if (value.is_structured()) {
     for (auto& child : value) restore_nonstandard_literals(child);
   }
 }
 
+// Configs nest a few levels; a limit keeps hostile nesting from exhausting the stack in the
+// recursive walks over the parsed value (restore_nonstandard_literals, destruction).
+constexpr int kMaxJsonDepth = 256;
+
 }  // namespace
 
 nlohmann::json json_parse(std::string_view text, const std::string& origin) {
   nlohmann::json value;
+  const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    const bool opens =
+        event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth) {
+      throw Error("json", origin + ": nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+    }
+    return true;
+  };
   try {
-    value = nlohmann::json::parse(replace_nonstandard_literals(text));
+    value = nlohmann::json::parse(replace_nonstandard_literals(text), limit_depth);
   } catch (const nlohmann::json::exception& error) {
     throw Error("json", origin + ": " + error.what());
   }

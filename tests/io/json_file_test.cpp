@@ -10,7 +10,8 @@ namespace websd {
 namespace {
 
 TEST(JsonFile, AcceptsPythonNonStandardLiterals) {
-  const auto value = json_parse(R"({"a": Infinity, "b": -Infinity, "c": NaN, "d": [1, NaN], "e": "NaN Infinity"})", "test");
+  const auto value =
+      json_parse(R"({"a": Infinity, "b": -Infinity, "c": NaN, "d": [1, NaN], "e": "NaN Infinity"})", "test");
   EXPECT_TRUE(std::isinf(value["a"].get<double>()) && value["a"].get<double>() > 0);
   EXPECT_TRUE(std::isinf(value["b"].get<double>()) && value["b"].get<double>() < 0);
   EXPECT_TRUE(std::isnan(value["c"].get<double>()));
@@ -32,6 +33,18 @@ TEST(JsonFile, ErrorsNameTheOrigin) {
     EXPECT_NE(std::string(error.what()).find("scheduler/scheduler_config.json"), std::string::npos);
   }
   EXPECT_THROW(json_read_file("/nonexistent/config.json"), Error);
+}
+
+TEST(JsonFile, RefusesHostileNestingButNotDeepConfigs) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    json_parse(deep, "deep.json");
+    FAIL() << "accepted 100000 levels";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("deep.json: nested more than"), std::string::npos) << error.what();
+  }
+  const std::string fine = std::string(200, '[') + std::string(200, ']');
+  EXPECT_TRUE(json_parse(fine, "fine.json").is_array());
 }
 
 }  // namespace
