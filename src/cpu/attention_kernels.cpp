@@ -2,6 +2,7 @@
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
 #include <algorithm>
 
+#include "core/error.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
@@ -10,24 +11,37 @@
 namespace websd::cpu {
 namespace {
 
-constexpr std::int64_t kQueryBlock = 128;
+// Query rows per block unless the node's `block_rows` attribute (set from the tuning database,
+// see src/tuning) says otherwise.
+constexpr std::int64_t kDefaultQueryBlock = 128;
+constexpr std::int64_t kMaxQueryBlock = 4096;
+
+std::int64_t query_block_rows(const graph::Attrs& attrs) {
+  const std::int64_t rows = attrs.get_int("block_rows", kDefaultQueryBlock, "attention");
+  if (rows < 1 || rows > kMaxQueryBlock) {
+    throw Error("cpu", "attention: attribute block_rows = " + std::to_string(rows) + " is outside 1.." +
+                           std::to_string(kMaxQueryBlock) + " (fix or delete the tuning record that set it)");
+  }
+  return rows;
+}
 
 void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
   const auto scale = static_cast<float>(attrs.get_float("scale", "attention"));
   const bool causal = attrs.get_int("causal", 0, "attention") != 0;
+  const std::int64_t block_rows = query_block_rows(attrs);
   const Shape& q = in[0]->type.shape;
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
-  const std::int64_t blocks_per_head = (q_len + kQueryBlock - 1) / kQueryBlock;
+  const std::int64_t blocks_per_head = (q_len + block_rows - 1) / block_rows;
   // One task per (head, query block); the GEMMs inside run single-threaded (oneDNN does not nest
   // parallel regions), which beats threading each small GEMM.
   parallel_for(heads * blocks_per_head, 1, [&](std::int64_t task_begin, std::int64_t task_end) {
-    std::vector<float> scores(static_cast<std::size_t>(std::min(kQueryBlock, q_len) * kv_len));
-    std::vector<float> inverse_sums(static_cast<std::size_t>(kQueryBlock));
+    std::vector<float> scores(static_cast<std::size_t>(std::min(block_rows, q_len) * kv_len));
+    std::vector<float> inverse_sums(static_cast<std::size_t>(block_rows));
     for (std::int64_t task = task_begin; task < task_end; ++task) {
       const std::int64_t head = task / blocks_per_head;
-      const std::int64_t row0 = (task % blocks_per_head) * kQueryBlock;
-      const std::int64_t rows = std::min(kQueryBlock, q_len - row0);
+      const std::int64_t row0 = (task % blocks_per_head) * block_rows;
+      const std::int64_t rows = std::min(block_rows, q_len - row0);
       const float* q_block = in[0]->fdata() + (head * q_len + row0) * dim;
       const float* k_head = in[1]->fdata() + head * kv_len * dim;
       const float* v_head = in[2]->fdata() + head * kv_len * v_dim;

@@ -12,6 +12,8 @@
 #include "passes/fuse_conv_residual.h"
 #include "passes/fuse_norm_activation.h"
 #include "passes/lower_composites.h"
+#include "tuning/apply_tuning.h"
+#include "tuning/cpu_device.h"
 
 namespace websd::cpu {
 namespace {
@@ -46,8 +48,12 @@ std::optional<WeightPacking> packing_for(const graph::Function& function, graph:
 
 }  // namespace
 
-CpuExecutor::CpuExecutor(const graph::Function& function, bool optimize)
+CpuExecutor::CpuExecutor(const graph::Function& function, bool optimize, const tuning::TuningDb* tuning_db)
     : function_(compile_for_cpu(function, optimize)) {
+  tuning::TunedFunction tuned = tuning::apply_tuning(function_, tuning_db, "cpu", tuning::cpu_device_name());
+  function_ = std::move(tuned.function);
+  tunable_count_ = tuned.tunable_count;
+  tuned_count_ = tuned.tuned_count;
   for (const auto& node : function_.nodes()) {
     if (node.op->name != "reshape" && !cpu_supports(node.op->name)) {
       throw Error("cpu", function_.symbol() + ": the CPU target has no kernel for op '" + node.op->name + "'");

@@ -5,6 +5,8 @@
 // run() executes the nodes in order, reusing each intermediate's buffer after its last use, in
 // that run and later ones (BufferPool). One executor may run() many
 // times; run() is not reentrant (kernels use the machine's threads themselves).
+// A tuning database given at construction annotates each tunable kernel (attention's block_rows)
+// whose workload has a record for this CPU; kernels without one use their defaults.
 #pragma once
 
 #include <functional>
@@ -16,6 +18,7 @@
 #include "cpu/cpu_tensor.h"
 #include "cpu/op_profile.h"
 #include "graph/function.h"
+#include "tuning/tuning_db.h"
 
 namespace websd::cpu {
 
@@ -35,7 +38,9 @@ class CpuExecutor {
  public:
   // `optimize` = false skips the layout and fusion passes (only composites are lowered): the
   // reference the optimised form is tested against.
-  explicit CpuExecutor(const graph::Function& function, bool optimize = true);
+  // `tuning_db` (may be nullptr; only read during construction) supplies kernel parameters.
+  explicit CpuExecutor(const graph::Function& function, bool optimize = true,
+                       const tuning::TuningDb* tuning_db = nullptr);
 
   const graph::Function& function() const { return function_; }
   // Resolves every weight once; call before run().
@@ -44,12 +49,17 @@ class CpuExecutor {
   std::vector<CpuTensor> run(const std::vector<CpuTensor>& inputs) const;
   // When set, run() times every node into `profile` (which must outlive the executor's runs).
   void set_profile(OpProfile* profile) { profile_ = profile; }
+  // Tunable kernels in the compiled function, and how many of them got a tuning record.
+  std::size_t tunable_count() const { return tunable_count_; }
+  std::size_t tuned_count() const { return tuned_count_; }
 
  private:
   graph::Function function_;
   std::vector<CpuTensor> weights_;      // parallel to function_.weights()
   std::vector<std::int32_t> last_use_;  // per value: index of the last node reading it
   OpProfile* profile_ = nullptr;
+  std::size_t tunable_count_ = 0;
+  std::size_t tuned_count_ = 0;
   std::unique_ptr<BufferPool> pool_ = std::make_unique<BufferPool>();  // kept between runs
 };
 

@@ -2,9 +2,11 @@
 
 #include <malloc.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -24,6 +26,8 @@ struct ExecutorCache {
   ComponentWeights* weights = nullptr;
   std::map<Key, std::unique_ptr<cpu::CpuExecutor>> executors;
   cpu::OpProfile* profile = nullptr;
+  const tuning::TuningDb* tuning_db = nullptr;
+  std::map<Key, TuningCoverage> coverage;  // kept when the executors are released
 
   void set_profile(cpu::OpProfile* into) {
     profile = into;
@@ -32,7 +36,8 @@ struct ExecutorCache {
 
   const cpu::CpuExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
-    auto executor = std::make_unique<cpu::CpuExecutor>(build());
+    auto executor = std::make_unique<cpu::CpuExecutor>(build(), true, tuning_db);
+    coverage[key] = {executor->tuned_count(), executor->tunable_count()};
     const std::string symbol = executor->function().symbol();
     executor->bind_weights(
         [this, &symbol](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
@@ -73,6 +78,7 @@ struct CpuBackend::State {
   enum class Network { kText, kUNet, kVae };
 
   Residency residency;
+  std::optional<tuning::TuningDb> tuning_db;
   DiffusersCheckpoint checkpoint;
   ClipTextConfig clip;
   UNetConfig unet;
@@ -81,8 +87,10 @@ struct CpuBackend::State {
   std::unique_ptr<ComponentWeights> clip_weights, unet_weights, vae_weights;
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
-  State(const std::string& dir, Residency residency_policy)
-      : residency(residency_policy), checkpoint(DiffusersCheckpoint::open(dir)) {
+  State(const std::string& dir, Residency residency_policy, const tuning::TuningDb* db)
+      : residency(residency_policy),
+        tuning_db(db != nullptr ? std::optional<tuning::TuningDb>(*db) : std::nullopt),
+        checkpoint(DiffusersCheckpoint::open(dir)) {
     const CheckpointComponent& text_encoder = checkpoint.component("text_encoder");
     const CheckpointComponent& unet_component = checkpoint.component("unet");
     const CheckpointComponent& vae_component = checkpoint.component("vae");
@@ -97,6 +105,7 @@ struct CpuBackend::State {
     unet_executors.weights = unet_weights.get();
     decode_executors.weights = vae_weights.get();
     encode_executors.weights = vae_weights.get();
+    for (ExecutorCache* cache : caches()) cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
 
     info.latent_channels = vae.latent_channels;
     info.vae_scale_factor = std::int64_t{1} << (vae.block_count() - 1);
@@ -105,6 +114,10 @@ struct CpuBackend::State {
     info.sample_size = unet.sample_size.value_or(info.sample_size);
     info.latent_size_multiple = std::int64_t{1} << (unet.block_count() - 1);  // the UNet's graph needs it
     info.name = model_name(dir);
+  }
+
+  std::array<ExecutorCache*, 4> caches() {
+    return {&clip_executors, &unet_executors, &decode_executors, &encode_executors};
   }
 
   // Under Residency::kOneNetwork, releases every network but `network` before it runs, and gives
@@ -138,8 +151,8 @@ struct CpuBackend::State {
   }
 };
 
-CpuBackend::CpuBackend(const std::string& model_dir, Residency residency)
-    : state_(std::make_unique<State>(model_dir, residency)) {}
+CpuBackend::CpuBackend(const std::string& model_dir, Residency residency, const tuning::TuningDb* tuning_db)
+    : state_(std::make_unique<State>(model_dir, residency, tuning_db)) {}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -156,10 +169,18 @@ std::size_t CpuBackend::loaded_weight_count() const {
 }
 
 void CpuBackend::set_profile(cpu::OpProfile* profile) {
-  for (ExecutorCache* cache :
-       {&state_->clip_executors, &state_->unet_executors, &state_->decode_executors, &state_->encode_executors}) {
-    cache->set_profile(profile);
+  for (ExecutorCache* cache : state_->caches()) cache->set_profile(profile);
+}
+
+TuningCoverage CpuBackend::tuning_coverage() const {
+  TuningCoverage total;
+  for (const ExecutorCache* cache : state_->caches()) {
+    for (const auto& [key, coverage] : cache->coverage) {
+      total.tuned += coverage.tuned;
+      total.tunable += coverage.tunable;
+    }
   }
+  return total;
 }
 
 HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

@@ -3,7 +3,9 @@
 // websd::Error naming the file and the tensors), then builds each network's graph for the shapes it
 // is called with. One executor is cached per network and input shape; weights are read (upcast to
 // float32, convolution weights packed) once per tensor and shared by the network's executors. By
-// default only the network being called stays loaded (Residency).
+// default only the network being called stays loaded (Residency). An optional tuning database gives
+// the executors their tuned kernel parameters (see src/tuning); workloads without a record run with
+// the kernels' defaults.
 //
 //   CpuBackend backend("/models/sd15");
 //   Pipeline pipeline(backend, tokenizer);
@@ -17,6 +19,7 @@
 
 #include "cpu/op_profile.h"
 #include "pipeline/diffusion_backend.h"
+#include "tuning/tuning_db.h"
 
 namespace websd::engine {
 
@@ -27,12 +30,19 @@ enum class Residency {
                  // network's, at the price of reloading a network that is called again later
 };
 
+// Tunable kernels of the executors built so far, and how many of them had a tuning record.
+struct TuningCoverage {
+  std::size_t tuned = 0;
+  std::size_t tunable = 0;
+};
+
 class CpuBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error for a missing or broken folder, an unsupported config, configs that do not
   // fit together (UNet vs VAE channels, UNet context width vs text encoder), or weights that do not
-  // match the networks.
-  explicit CpuBackend(const std::string& model_dir, Residency residency = Residency::kOneNetwork);
+  // match the networks. `tuning_db` (may be nullptr) is copied.
+  explicit CpuBackend(const std::string& model_dir, Residency residency = Residency::kOneNetwork,
+                      const tuning::TuningDb* tuning_db = nullptr);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
@@ -50,6 +60,8 @@ class CpuBackend final : public DiffusionBackend {
   std::size_t executor_count() const;
   // Weight tensors held now (all networks).
   std::size_t loaded_weight_count() const;
+  // Over every network and input shape run so far (each counted once, even if rebuilt).
+  TuningCoverage tuning_coverage() const;
 
  private:
   struct State;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/command_registry.h"
 #include "app/process_stats.h"
@@ -14,6 +15,7 @@
 #include "engine/demo_model.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "tuning/apply_tuning.h"
 
 namespace websd::app {
 namespace {
@@ -25,6 +27,7 @@ struct BenchOptions {
   int runs = 3;
   bool json = false;
   bool profile = false;
+  std::string tuning_db;
 };
 
 struct Timing {
@@ -84,12 +87,14 @@ void print_profile(const char* network, const cpu::OpProfile& profile, int runs)
 
 void run_bench(const BenchOptions& options) {
   if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
+  std::optional<tuning::TuningDb> tuning_db;
+  if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
   std::string model_dir = options.model;
   if (model_dir.empty()) {
     std::cerr << "websd bench: no --model given: using the built-in DEMO model (tiny, random weights)\n";
     model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
   }
-  engine::CpuBackend backend(model_dir);
+  engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
   const ModelInfo& info = backend.info();
   const std::int64_t scale = info.vae_scale_factor;
   const std::int64_t width = options.width ? options.width : info.sample_size * scale;
@@ -126,6 +131,10 @@ void run_bench(const BenchOptions& options) {
       options.runs, [&] { backend.vae_decode(latents); }, profile_into(vae_profile));
   backend.set_profile(nullptr);
   const std::uint64_t peak = peak_rss_bytes();
+  if (tuning_db) {
+    const engine::TuningCoverage coverage = backend.tuning_coverage();
+    std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
+  }
 
   if (options.json) {
     const auto entry = [&](const Timing& t, const cpu::OpProfile& profile) {
@@ -170,6 +179,8 @@ const bool registered = register_command(
            ->capture_default_str();
        command.add_flag("--json", options->json, "print JSON instead of a table");
        command.add_flag("--profile", options->profile, "also time every kernel and print a per-op table per network");
+       command.add_option("--tuning-db", options->tuning_db,
+                          "tuning database from `websd tune`: kernels with a record use its parameters");
        command.callback([options] { run_bench(*options); });
      }});
 

@@ -25,6 +25,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "tuning/apply_tuning.h"
 
 namespace websd::app {
 namespace {
@@ -41,6 +42,7 @@ struct GenerateOptions {
   std::string init_latents;
   std::string save_latents;
   std::string out;
+  std::string tuning_db;
 };
 
 // out.png -> out-<index>.png when the run makes several images.
@@ -125,8 +127,10 @@ GenerationRequest build_request(const GenerateOptions& options) {
 void run_generate(const GenerateOptions& options) {
   check_options(options);
   GenerationRequest request = build_request(options);
+  std::optional<tuning::TuningDb> tuning_db;
+  if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
   const std::string model_dir = resolve_model_dir(options.model);
-  engine::CpuBackend backend(model_dir);
+  engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
   const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, model_dir);
   request = validate_request(request, backend.info(), *scheduler);
   const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
@@ -149,6 +153,10 @@ void run_generate(const GenerateOptions& options) {
         all_latents.insert(all_latents.end(), result.latents.data.begin(), result.latents.data.end());
       },
       [&printer](const ProgressEvent& event) { printer(event); });
+  if (tuning_db) {
+    const engine::TuningCoverage coverage = backend.tuning_coverage();
+    std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
+  }
 
   if (!options.save_latents.empty()) {
     latent_shape.at(0) = params.batch_count;
@@ -182,6 +190,8 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                      "txt2img: start from these standard-normal latents (safetensors, one tensor [N,4,h,w])");
   command.add_option("--save-latents", options.save_latents, "Write the final latents (tensor 'latents') here");
   command.add_option("--out", options.out, "Output PNG")->required();
+  command.add_option("--tuning-db", options.tuning_db,
+                     "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
 }
 
 const bool registered =

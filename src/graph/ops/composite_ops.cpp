@@ -135,6 +135,11 @@ void register_linear_and_attention(OpSink& sink) {
           op_type_error("q, k, v shapes disagree");
         }
         attrs.get_float("scale", "attention");
+        // Optional kernel hint from the tuning database: query rows per block (see src/tuning).
+        const auto block_rows = attrs.get_int("block_rows", 128, "attention");
+        if (block_rows < 1 || block_rows > 4096) {
+          op_type_error("attribute 'block_rows' = " + std::to_string(block_rows) + " must be in 1..4096");
+        }
         return std::vector<TensorType>{{in[0].dtype, {q[0], q[1], q[2], v[3]}}};
       },
       [](FunctionBuilder& b, const std::vector<ValueId>& in, const Attrs& attrs) {
@@ -142,7 +147,7 @@ void register_linear_and_attention(OpSink& sink) {
         if (attrs.get_int("causal", 0, "attention") != 0) scores = b.add(scores, causal_mask(b, b.shape(scores)));
         return std::vector<ValueId>{b.matmul(b.op("softmax", {scores}, {{"axis", std::int64_t{-1}}}), in[2])};
       },
-      "softmax(q k^T * scale [+ causal mask: query i sees keys <= i]) v, in float32");
+      "softmax(q k^T * scale [+ causal mask: query i sees keys <= i]) v, in float32 (block_rows: a kernel hint)");
 
   add_composite(
       sink, "timestep_embedding", 1, 1,

@@ -1,0 +1,133 @@
+// `websd tune`: searches the tunable kernels' parameters on this machine and appends the best per
+// workload to a tuning database (src/tuning/FORMAT.md), which `websd generate --tuning-db` and
+// `websd bench --tuning-db` apply. The workloads are those of the networks as `generate` runs them
+// at the given size: text encoder and UNet at batch 2 (classifier-free guidance), VAE decoder at
+// batch 1, each compiled for the CPU as the executor compiles it. Without --model the built-in demo
+// model is tuned.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/command_registry.h"
+#include "app/version.h"
+#include "core/error.h"
+#include "cpu/cpu_executor.h"
+#include "engine/demo_model.h"
+#include "import/diffusers_checkpoint.h"
+#include "models/graphs/sd_graphs.h"
+#include "pipeline/diffusion_backend.h"
+#include "tuning/cpu_attention_tuner.h"
+#include "tuning/cpu_device.h"
+
+namespace websd::app {
+namespace {
+
+struct TuneOptions {
+  std::string model;
+  std::string target;
+  std::string db = "tuning.jsonl";
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  int runs = 5;
+};
+
+std::string config_origin(const CheckpointComponent& component) { return component.dir() + "/config.json"; }
+
+// The networks as the CPU executor will run them for a width x height txt2img with guidance.
+std::vector<graph::Function> compiled_networks(const std::string& model_dir, std::int64_t width, std::int64_t height) {
+  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(model_dir);
+  const CheckpointComponent& text = checkpoint.component("text_encoder");
+  const CheckpointComponent& unet_component = checkpoint.component("unet");
+  const CheckpointComponent& vae_component = checkpoint.component("vae");
+  const ClipTextConfig clip = clip_config_from_json(text.config(), config_origin(text));
+  const UNetConfig unet = unet_config_from_json(unet_component.config(), config_origin(unet_component));
+  const VaeConfig vae = vae_config_from_json(vae_component.config(), config_origin(vae_component));
+
+  const std::int64_t scale = std::int64_t{1} << (vae.block_count() - 1);
+  const std::int64_t default_side = unet.sample_size.value_or(ModelInfo{}.sample_size) * scale;
+  const std::int64_t w = width ? width : default_side, h = height ? height : default_side;
+  if (w <= 0 || h <= 0 || w % scale != 0 || h % scale != 0) {
+    throw Error("tune", "size " + std::to_string(w) + "x" + std::to_string(h) + " must be positive multiples of " +
+                            std::to_string(scale) + " (fix --width/--height)");
+  }
+  std::cerr << "websd tune: " << model_dir << " at " << w << "x" << h << "\n";
+  const std::int64_t tokens = clip.max_position_embeddings;
+  std::vector<graph::Function> networks;
+  for (const graph::Function& function :
+       {clip_text_graph(clip, 2, tokens), unet_graph(unet, 2, h / scale, w / scale, tokens),
+        vae_decode_graph(vae, 1, h / scale, w / scale)}) {
+    networks.push_back(cpu::CpuExecutor(function).function());
+  }
+  return networks;
+}
+
+void print_table(const std::vector<tuning::AttentionTuneResult>& results) {
+  std::size_t width = std::string("workload").size();
+  for (const auto& result : results) width = std::max(width, result.workload.key().size());
+  const int column = static_cast<int>(width);
+  std::printf("%-*s %10s %11s %11s %8s\n", column, "workload", "block_rows", "default ms", "best ms", "speedup");
+  for (const auto& result : results) {
+    std::printf("%-*s %10lld %11.3f %11.3f %7.2fx\n", column, result.workload.key().c_str(),
+                static_cast<long long>(result.best.params.at(tuning::kBlockRowsParam)), result.default_ms,
+                result.best.median_ms, result.default_ms / std::max(result.best.median_ms, 1e-9));
+  }
+}
+
+void run_tune(const TuneOptions& options) {
+  if (options.target != "cpu") {
+    throw Error("tune", "--target " + options.target + ": this build can tune only the 'cpu' target");
+  }
+  if (options.runs < 1) throw Error("tune", "--runs must be at least 1, got " + std::to_string(options.runs));
+  // Fail before the timing, not after it: records go to an existing folder and a well-formed file.
+  const std::filesystem::path db_folder = std::filesystem::path(options.db).parent_path();
+  if (!db_folder.empty() && !std::filesystem::is_directory(db_folder)) {
+    throw Error("tune", "--db " + options.db + ": folder " + db_folder.string() + " does not exist (create it first)");
+  }
+  if (std::filesystem::exists(options.db)) tuning::TuningDb::read_file(options.db);
+  std::string model_dir = options.model;
+  if (model_dir.empty()) {
+    std::cerr << "websd tune: no --model given: using the built-in DEMO model (tiny, random weights)\n";
+    model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
+  }
+  const std::vector<graph::Function> networks = compiled_networks(model_dir, options.width, options.height);
+  std::vector<const graph::Function*> functions;
+  for (const auto& network : networks) functions.push_back(&network);
+  const auto workloads = tuning::distinct_attention_workloads(functions);
+  const std::string device = tuning::cpu_device_name();
+  std::cerr << "websd tune: " << workloads.size() << " attention workloads on \"" << device << "\", " << options.runs
+            << " timed runs per candidate; appending to " << options.db << "\n";
+
+  tuning::AttentionTuneOptions tune_options;
+  tune_options.runs = options.runs;
+  std::vector<tuning::AttentionTuneResult> results;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    std::cerr << "[" << i + 1 << "/" << workloads.size() << "] " << workloads[i].key() << std::flush;
+    results.push_back(tuning::tune_cpu_attention(workloads[i], tune_options));
+    tuning::tuning_db_append(options.db,
+                             tuning::attention_tuning_record(results.back(), device, std::string(kVersion)));
+    std::cerr << ": block_rows " << results.back().best.params.at(tuning::kBlockRowsParam) << "\n";
+  }
+  print_table(results);
+  std::cout << "appended " << results.size() << " records to " << options.db << std::endl;
+}
+
+const bool registered = register_command(
+    {"tune", "Time the tunable kernels' parameters on this machine and append the best to a tuning database",
+     [](CLI::App& command) {
+       auto options = std::make_shared<TuneOptions>();
+       command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       command.add_option("--target", options->target, "target to tune (cpu)")->required();
+       command.add_option("--db", options->db, "tuning database to append to (JSON lines)")->capture_default_str();
+       command.add_option("--width", options->width, "image width in pixels (default: the model's)");
+       command.add_option("--height", options->height, "image height in pixels (default: the model's)");
+       command.add_option("--runs", options->runs, "timed runs per candidate; the median counts")
+           ->capture_default_str();
+       command.callback([options] { run_tune(*options); });
+     }});
+
+}  // namespace
+}  // namespace websd::app
