@@ -40,21 +40,12 @@ void register_channels_last_ops(OpSink& sink) {
 
   sink.add({"group_norm_nhwc", 3, 3, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
-              expect_rank(in[0], 4, "input (N,H,W,C)");
-              const auto groups = attrs.get_int("groups", "group_norm_nhwc");
-              attrs.get_float("eps", "group_norm_nhwc");
               const std::string activation =
                   attrs.has("activation") ? attrs.get_string("activation", "group_norm_nhwc") : "";
-              if (!activation.empty() && activation != "silu")
+              if (!activation.empty() && activation != "silu") {
                 op_type_error("attribute 'activation' must be \"silu\" or absent");
-              const std::int64_t channels = in[0].shape[3];
-              if (groups < 1 || channels % groups != 0) {
-                op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " +
-                              std::to_string(channels) + " channels");
               }
-              if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels})
-                op_type_error("gamma and beta must be [C]");
-              return std::vector<TensorType>{in[0]};
+              return infer_group_norm(in, attrs, "group_norm_nhwc", 3);
             },
             nullptr, "group_norm on NHWC activations, then the optional 'activation' (silu)"});
 

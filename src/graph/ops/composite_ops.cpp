@@ -6,6 +6,21 @@
 #include "graph/ops/op_groups.h"
 
 namespace websd::graph {
+
+std::vector<TensorType> infer_group_norm(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
+                                         std::size_t channel_axis) {
+  expect_rank(in[0], 4, channel_axis == 1 ? "input (N,C,H,W)" : "input (N,H,W,C)");
+  const auto groups = attrs.get_int("groups", op);
+  attrs.get_float("eps", op);
+  const std::int64_t channels = in[0].shape[channel_axis];
+  if (groups < 1 || channels % groups != 0) {
+    op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " + std::to_string(channels) +
+                  " channels");
+  }
+  if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels}) op_type_error("gamma and beta must be [C]");
+  return {in[0]};
+}
+
 namespace {
 
 void add_composite(OpSink& sink, const char* name, int min_inputs, int max_inputs, InferFn infer, DecomposeFn decompose,
@@ -45,17 +60,7 @@ void register_norms(OpSink& sink) {
   add_composite(
       sink, "group_norm", 3, 3,
       [](const std::vector<TensorType>& in, const Attrs& attrs) {
-        expect_rank(in[0], 4, "input (N,C,H,W)");
-        const auto groups = attrs.get_int("groups", "group_norm");
-        attrs.get_float("eps", "group_norm");
-        const std::int64_t channels = in[0].shape[1];
-        if (groups < 1 || channels % groups != 0) {
-          op_type_error("attribute 'groups' = " + std::to_string(groups) + " does not divide " +
-                        std::to_string(channels) + " channels");
-        }
-        if (in[1].shape != Shape{channels} || in[2].shape != Shape{channels})
-          op_type_error("gamma and beta must be [C]");
-        return std::vector<TensorType>{in[0]};
+        return infer_group_norm(in, attrs, "group_norm", 1);
       },
       [](FunctionBuilder& b, const std::vector<ValueId>& in, const Attrs& attrs) {
         const Shape shape = b.shape(in[0]);

@@ -24,6 +24,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* attr_name);
 void expect_rank(const TensorType& type, std::int64_t rank, const char* what);
 void expect_float(const TensorType& type, const char* what);
+// GroupNorm over rank-4 input whose channels are axis `channel_axis` (1 for NCHW, 3 for NHWC),
+// gamma and beta [C]; attributes groups (dividing C) and eps.
+std::vector<TensorType> infer_group_norm(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
+                                         std::size_t channel_axis);
 // Nearest upsampling of the two spatial axes starting at `height_axis` (2 for NCHW, 1 for NHWC).
 std::vector<TensorType> infer_upsample_nearest(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
                                                std::size_t height_axis);
