@@ -36,6 +36,7 @@ struct ConvPlan {
   bool as_gemm = false;
   dnnl::primitive primitive;
   memory::desc src, weights, dst;
+  std::string weight_layout;  // conv_weight_layout(): computed once, checked on every call
 };
 
 // oneDNN describes tensors in NCHW order whatever their memory layout.
@@ -70,17 +71,10 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
     attr.set_post_ops(post_ops);
   }
   const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
-  return ConvPlan{true, dnnl::matmul(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc()};
+  return ConvPlan{true, dnnl::matmul(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
 }
 
-const ConvPlan& plan_for(const ConvGeometry& g) {
-  static std::mutex mutex;
-  static std::map<ConvKey, ConvPlan> plans;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
-  const auto found = plans.find(key);
-  if (found != plans.end()) return found->second;
-  if (runs_as_gemm(g)) return plans.emplace(key, gemm_plan(g)).first->second;
+ConvPlan direct_plan(const ConvGeometry& g) {
   // NHWC activations are used as they are; for NCHW ones and for weights, Tag::any lets oneDNN
   // choose the layouts its fastest kernel wants.
   const Tag activations = g.layout == ConvLayout::kNhwc ? Tag::nhwc : Tag::any;
@@ -98,8 +92,37 @@ const ConvPlan& plan_for(const ConvGeometry& g) {
     attr.set_post_ops(post_ops);
   }
   const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
-  const ConvPlan plan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc()};
-  return plans.emplace(key, plan).first->second;
+  return ConvPlan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+}
+
+memory::desc plain_weight_desc(const ConvGeometry& g) {
+  return {memory::dims(g.w.begin(), g.w.end()), kF32, Tag::oihw};
+}
+
+// Names the plan's weight layout; empty when that is plain OIHW. The blocking description
+// identifies a layout: strides, inner blocks and padded sizes.
+std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
+  if (!plan.as_gemm && plan.weights == plain_weight_desc(g)) return {};
+  const auto& data = plan.weights.data;
+  std::ostringstream key;
+  key << (plan.as_gemm ? "onednn-gemm" : "onednn");
+  for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
+  for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
+    key << ':' << data.format_desc.blocking.inner_blks[b] << 'x' << data.format_desc.blocking.inner_idxs[b];
+  }
+  return key.str();
+}
+
+const ConvPlan& plan_for(const ConvGeometry& g) {
+  static std::mutex mutex;
+  static std::map<ConvKey, ConvPlan> plans;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
+  const auto found = plans.find(key);
+  if (found != plans.end()) return found->second;
+  ConvPlan plan = runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
+  plan.weight_layout = weight_layout_key(plan, g);
+  return plans.emplace(key, std::move(plan)).first->second;
 }
 
 // Returns `user` itself when it already has layout `wanted`, else a reordered copy.
@@ -108,10 +131,6 @@ memory to_layout(const memory& user, const memory::desc& wanted) {
   memory converted(wanted, runtime().engine);
   dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
   return converted;
-}
-
-memory::desc plain_weight_desc(const ConvGeometry& g) {
-  return {memory::dims(g.w.begin(), g.w.end()), kF32, Tag::oihw};
 }
 
 // The OIHW weight as the GEMM's row-major [kh*kw*C, O] matrix (rows ordered ky, kx, c as im2col's).
@@ -178,21 +197,7 @@ auto with_onednn_errors(const ConvGeometry& g, const Body& body) {
 }  // namespace
 
 std::string conv_weight_layout(const ConvGeometry& geometry) {
-  return with_onednn_errors(geometry, [&] {
-    const ConvPlan& plan = plan_for(geometry);
-    const memory::desc& wanted = plan.weights;
-    if (!plan.as_gemm && wanted == plain_weight_desc(geometry)) return std::string();
-    // The blocking description identifies the layout: strides, inner blocks and padded sizes.
-    const auto& data = wanted.data;
-    std::ostringstream key;
-    key << (plan.as_gemm ? "onednn-gemm" : "onednn");
-    for (int d = 0; d < data.ndims; ++d)
-      key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
-    for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
-      key << ':' << data.format_desc.blocking.inner_blks[b] << 'x' << data.format_desc.blocking.inner_idxs[b];
-    }
-    return key.str();
-  });
+  return with_onednn_errors(geometry, [&] { return plan_for(geometry).weight_layout; });
 }
 
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw) {
