@@ -3,8 +3,11 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <iterator>
 
+#include "artifact/artifact_crypto.h"
 #include "artifact/artifact_hex.h"
+#include "artifact/artifact_json.h"
 #include "artifact/artifact_key.h"
 #include "artifact/weight_shard_store.h"
 #include "core/error.h"
@@ -16,6 +19,13 @@ namespace {
 constexpr std::uint64_t kMaxJsonFileBytes = 256ull << 20;
 constexpr const char* kNotArtifactFix = "not a websd artifact: point at a directory written by 'websd build'";
 constexpr const char* kIncompleteFix = "the artifact is incomplete: copy the whole directory again or rebuild it";
+constexpr const char* kEditedManifestFix = "the manifest was edited or is corrupt: rebuild the artifact";
+
+struct ListedFile {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw Error("artifact", path + ": " + what);
@@ -99,7 +109,52 @@ std::optional<ArtifactKey> load_key(const std::string& dir, const ArtifactManife
   return key;
 }
 
+// The `files` section's entries, checked for shape: [{path, bytes, sha256}].
+std::vector<ListedFile> listed_files(const std::string& dir, const ArtifactManifest& manifest) {
+  std::vector<ListedFile> files;
+  const auto section = manifest.sections.find(kFilesSection);
+  if (section == manifest.sections.end()) return files;
+  const JsonFieldReader reader(dir + "/" + std::string(kManifestFileName), kEditedManifestFix);
+  if (!section->is_array()) reader.fail("files is " + json_kind(*section) + ", expected a list");
+  for (std::size_t i = 0; i < section->size(); ++i) {
+    const std::string where = "files[" + std::to_string(i) + "]";
+    ListedFile file{reader.string((*section)[i], "path", where), reader.unsigned_integer((*section)[i], "bytes", where),
+                    reader.string((*section)[i], "sha256", where)};
+    if (!artifact_file_path_valid(file.path)) reader.fail(where + ".path is not a plain relative path");
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+// Presence and size of every listed file; their SHA-256 is checked when one is used.
+void check_listed_files(const std::string& dir, const ArtifactManifest& manifest) {
+  for (const ListedFile& file : listed_files(dir, manifest)) {
+    const auto size = regular_file_size(dir + "/" + file.path);
+    if (!size) fail(dir, "missing file " + file.path + " (" + std::string(kIncompleteFix) + ")");
+    if (*size != file.bytes) {
+      fail(dir, "file " + file.path + " has " + std::to_string(*size) + " bytes, the manifest says " +
+                    std::to_string(file.bytes) + " (truncated or replaced: " + std::string(kIncompleteFix) + ")");
+    }
+  }
+}
+
 }  // namespace
+
+std::string Artifact::file_path(std::string_view relative) const {
+  for (const ListedFile& file : listed_files(dir_, manifest_)) {
+    if (file.path != relative) continue;
+    const std::string path = dir_ + "/" + file.path;
+    std::ifstream stream(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    if (!stream.good() && !stream.eof()) fail(dir_, "cannot read file " + file.path);
+    if (bytes.size() != file.bytes) fail(dir_, "file " + file.path + " is truncated (" + std::string(kIncompleteFix) + ")");
+    if (hex_encode(sha256({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()})) != file.sha256) {
+      fail(dir_, "checksum mismatch in file " + file.path + " (altered or corrupt: " + std::string(kIncompleteFix) + ")");
+    }
+    return path;
+  }
+  fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
+}
 
 Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& options) {
   check_dir(dir);
@@ -122,6 +177,7 @@ Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& optio
     artifact.weight_by_name_.emplace(artifact.index_.tensors[i].name, i);
   }
   artifact.store_ = std::make_unique<WeightShardStore>(weights_dir, artifact.index_.shards, std::move(key));
+  check_listed_files(dir, artifact.manifest_);
   return artifact;
 }
 

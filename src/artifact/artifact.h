@@ -65,6 +65,11 @@ class Artifact {
   // Throws websd::Error naming the tensor if absent, or the shard if it fails verification.
   std::span<const std::byte> weight(std::string_view name) const;
 
+  // The absolute path of file `relative` of the `files` section, after checking its size and
+  // SHA-256 against the manifest. Throws websd::Error naming the file if the manifest lists no such
+  // file, or it is missing, truncated or altered.
+  std::string file_path(std::string_view relative) const;
+
  private:
   Artifact() = default;
 

@@ -3,6 +3,8 @@
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
 
+#include <algorithm>
+
 namespace websd::artifact {
 namespace {
 
@@ -88,6 +90,23 @@ std::string manifest_to_text(const ArtifactManifest& manifest) {
   }
   root["sections"] = std::move(sections);
   return root.dump(2) + "\n";
+}
+
+bool artifact_file_path_valid(std::string_view path) {
+  if (path.empty() || path.size() > 200 || path.front() == '/') return false;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    for (const char c : part) {
+      const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                         c == '_' || c == '-';
+      if (!plain) return false;
+    }
+    start = end + 1;
+  }
+  return true;
 }
 
 }  // namespace websd::artifact

@@ -19,6 +19,12 @@ inline constexpr std::string_view kEncryptionNone = "none";
 inline constexpr std::string_view kEncryptionAesGcm = "aes-256-gcm";
 // The section the container itself owns; the others are opaque to it.
 inline constexpr std::string_view kWeightsSection = "weights";
+// Files beside the weights (kernel libraries, tokenizer, scheduler config): [{path, bytes, sha256}].
+inline constexpr std::string_view kFilesSection = "files";
+
+// A path an artifact may hold a file at: relative, made of letters, digits, '.', '_', '-' and '/',
+// without empty, "." or ".." parts.
+bool artifact_file_path_valid(std::string_view path);
 
 struct ArtifactManifest {
   std::int64_t format_version = kArtifactFormatVersion;

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "artifact/artifact_hex.h"
+#include "artifact/artifact_json.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 
@@ -128,6 +129,31 @@ void ArtifactWriter::add_weight(const std::string& name, const Shape& shape, DTy
     failed_ = true;
     throw;
   }
+}
+
+void ArtifactWriter::add_file(const std::string& relative_path, std::span<const std::byte> bytes) {
+  check_writable("add_file");
+  if (!artifact_file_path_valid(relative_path) || relative_path.rfind(std::string(kWeightsDir) + "/", 0) == 0) {
+    throw Error("artifact", dir_ + ": file path " + quote_for_message(relative_path) +
+                                " is not a plain relative path outside weights/");
+  }
+  nlohmann::json& files = manifest_.sections[std::string(kFilesSection)];
+  if (!files.is_array()) files = nlohmann::json::array();
+  for (const auto& file : files) {
+    if (file["path"] == relative_path) throw Error("artifact", dir_ + ": file " + relative_path + " added twice");
+  }
+  const fs::path path = fs::path(staging_dir_) / relative_path;
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  try {
+    atomic_write_file(path.string(), [&](std::ostream& stream) {
+      stream.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    });
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+  files.push_back({{"path", relative_path}, {"bytes", bytes.size()}, {"sha256", hex_encode(sha256(bytes))}});
 }
 
 void ArtifactWriter::finish() {

@@ -40,6 +40,10 @@ class ArtifactWriter {
   // Appends a tensor: `bytes` is its little-endian data, exactly numel x dtype size. dtype is
   // f32, f16 or bf16; names are unique.
   void add_weight(const std::string& name, const Shape& shape, DType dtype, std::span<const std::byte> bytes);
+  // Adds a file at `relative_path` (letters, digits, '.', '_', '-', '/'; no "..", not under
+  // weights/) whose size and SHA-256 go into the manifest's `files` section; the runtime verifies
+  // them before using it (Artifact::file_path). For kernel libraries and small model files.
+  void add_file(const std::string& relative_path, std::span<const std::byte> bytes);
   // Writes the index and the manifest and moves the artifact into place. Nothing may be added
   // afterwards.
   void finish();

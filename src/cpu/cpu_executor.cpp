@@ -16,18 +16,14 @@
 #include "tuning/cpu_device.h"
 
 namespace websd::cpu {
-namespace {
 
-// The CPU target's pass list.
 graph::Function compile_for_cpu(const graph::Function& function, bool optimize) {
   graph::Function lowered = passes::lower_composites(function, [](const std::string& op) { return cpu_supports(op); });
   if (!optimize) return lowered;
   return passes::fuse_norm_activation(passes::fuse_conv_residual(passes::to_channels_last(lowered)));
 }
 
-// The packing the kernels want for weight `id`: conv2d_nhwc weights in oneDNN's layout when every
-// reader is such a convolution agreeing on it; none otherwise.
-std::optional<WeightPacking> packing_for(const graph::Function& function, graph::ValueId id) {
+std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function, graph::ValueId id) {
   std::optional<WeightPacking> packing;
   for (const auto& node : function.nodes()) {
     for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
@@ -45,8 +41,6 @@ std::optional<WeightPacking> packing_for(const graph::Function& function, graph:
   }
   return packing;
 }
-
-}  // namespace
 
 CpuExecutor::CpuExecutor(const graph::Function& function, bool optimize, const tuning::TuningDb* tuning_db)
     : function_(compile_for_cpu(function, optimize)) {
@@ -70,7 +64,7 @@ void CpuExecutor::bind_weights(const WeightSource& source) {
   weights_.clear();
   for (const auto id : function_.weights()) {
     const auto& value = function_.value(id);
-    const std::optional<WeightPacking> packing = packing_for(function_, id);
+    const std::optional<WeightPacking> packing = cpu_weight_packing(function_, id);
     auto storage = source(value.name, value.type, packing ? &*packing : nullptr);
     if (!storage || (!packing && static_cast<std::int64_t>(storage->size()) != value.type.numel())) {
       throw Error("cpu", function_.symbol() + ": weight '" + value.name + "' must hold " +

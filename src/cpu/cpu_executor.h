@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct WeightPacking {
   std::string layout;
   std::function<std::vector<float>(const std::vector<float>& row_major)> pack;
 };
+
+// The packing the CPU kernels want for weight `id` of a function compiled for the CPU: conv2d_nhwc
+// weights in oneDNN's layout when every reader is such a convolution agreeing on it; none otherwise.
+std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function, graph::ValueId id);
+
+// The CPU target's pass list (composites lowered; with `optimize`, channels-last layout and the
+// convolution-residual and norm-activation fusions) as CpuExecutor applies it.
+graph::Function compile_for_cpu(const graph::Function& function, bool optimize = true);
 
 // Supplies the float32 storage of a weight by checkpoint name and expected type, packed when
 // `packing` is given (the source may cache it under name and layout); throws if absent.

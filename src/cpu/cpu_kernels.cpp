@@ -16,6 +16,7 @@ const std::map<std::string, CpuKernel>& kernels() {
     add_norm_kernels(list);
     add_attention_kernels(list);
     add_channels_last_kernels(list);
+    add_fused_elementwise_kernels(list);
     std::map<std::string, CpuKernel> map;
     for (auto& [name, kernel] : list) {
       if (!map.emplace(name, std::move(kernel)).second) throw Error("cpu", "kernel '" + name + "' registered twice");
@@ -41,6 +42,16 @@ CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
     tensor.f32 = std::make_shared<std::vector<float>>(count);
   } else {
     tensor.i64 = std::make_shared<std::vector<std::int64_t>>(count);
+  }
+  return tensor;
+}
+
+CpuTensor CpuTensor::view(const graph::TensorType& type, void* data) {
+  CpuTensor tensor{type, nullptr, nullptr};
+  if (dtype_is_float(type.dtype)) {
+    tensor.f32_view = static_cast<float*>(data);
+  } else {
+    tensor.i64_view = static_cast<std::int64_t*>(data);
   }
   return tensor;
 }

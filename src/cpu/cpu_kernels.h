@@ -27,6 +27,7 @@ void add_shape_kernels(CpuKernelTable& table);
 void add_norm_kernels(CpuKernelTable& table);
 void add_attention_kernels(CpuKernelTable& table);
 void add_channels_last_kernels(CpuKernelTable& table);
+void add_fused_elementwise_kernels(CpuKernelTable& table);
 
 // The convolution a conv2d_nhwc node performs, from its operand types and attributes; the executor
 // uses it to pack the node's weight ahead of time.

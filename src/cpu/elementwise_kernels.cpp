@@ -133,7 +133,8 @@ void add_elementwise_kernels(CpuKernelTable& table) {
   });
   table.emplace_back("constant", [](const std::vector<const CpuTensor*>&, const graph::Attrs& attrs, CpuTensor& out) {
     const auto& values = attrs.get_floats("values", "constant");
-    for (std::size_t i = 0; i < values.size(); ++i) (*out.f32)[i] = static_cast<float>(values[i]);
+    float* y = out.fdata();
+    for (std::size_t i = 0; i < values.size(); ++i) y[i] = static_cast<float>(values[i]);
   });
 }
 

@@ -91,7 +91,8 @@ void mean_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& at
       index[d] = 0;
     }
   }
-  for (std::size_t i = 0; i < sums.size(); ++i) (*out.f32)[i] = static_cast<float>(sums[i] / reduced_count);
+  float* y = out.fdata();
+  for (std::size_t i = 0; i < sums.size(); ++i) y[i] = static_cast<float>(sums[i] / reduced_count);
 }
 
 void softmax_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {

@@ -5,6 +5,7 @@
 #include <dnnl.hpp>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -57,6 +58,17 @@ bool runs_as_gemm(const ConvGeometry& g) {
   return pixels <= 512 && (pixels >= 512 || reduction >= 20000);
 }
 
+// y += conv(x) as oneDNN's sum post-op when the geometry accumulates.
+dnnl::primitive_attr accumulate_attr(const ConvGeometry& g) {
+  dnnl::primitive_attr attr;
+  if (g.accumulate) {
+    dnnl::post_ops post_ops;
+    post_ops.append_sum(1.0f);
+    attr.set_post_ops(post_ops);
+  }
+  return attr;
+}
+
 ConvPlan gemm_plan(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[0] * g.y[1] * g.y[2];
   const std::int64_t reduction = g.w[1] * g.w[2] * g.w[3];
@@ -64,12 +76,7 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   const memory::desc weights({reduction, g.w[0]}, kF32, Tag::any);
   const memory::desc dst({pixels, g.w[0]}, kF32, Tag::ab);
   const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
-  dnnl::primitive_attr attr;
-  if (g.accumulate) {
-    dnnl::post_ops post_ops;
-    post_ops.append_sum(1.0f);
-    attr.set_post_ops(post_ops);
-  }
+  const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
   return ConvPlan{true, dnnl::matmul(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
 }
@@ -85,14 +92,35 @@ ConvPlan direct_plan(const ConvGeometry& g) {
   const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                                            weights, bias, dst, {g.stride, g.stride}, {g.padding, g.padding},
                                            {g.padding, g.padding});
-  dnnl::primitive_attr attr;
-  if (g.accumulate) {
-    dnnl::post_ops post_ops;
-    post_ops.append_sum(1.0f);
-    attr.set_post_ops(post_ops);
-  }
+  const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
   return ConvPlan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+}
+
+// 3x3 stride-1 "same" convolutions over at least 16x16 output pixels run through oneDNN's Winograd
+// F(4x4,3x3) kernel: 2.3-3.3x faster than brgconv here (2x320x64x64: 26 ms vs 60; 2x960x32x32 ->
+// 640: 26 ms vs 86), at a relative L2 error against direct convolution of 2e-6 to 1.5e-5. It only
+// reads and writes nChw16c activations; the two reorders around it cost ~1.3 ms at 2x320x64x64. At
+// 8x8 it falls back to its 2x3 variant, which gains nothing over the matmul path.
+bool runs_as_winograd(const ConvGeometry& g) {
+  return g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
+         g.w[1] >= 16 && g.w[0] >= 16 && g.y[1] >= 16 && g.y[2] >= 16;
+}
+
+// nullopt when this oneDNN or CPU has no Winograd kernel for `g`.
+std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
+  const memory::desc src(logical_dims(g.x, g.layout), kF32, Tag::nChw16c);
+  const memory::desc weights(memory::dims(g.w.begin(), g.w.end()), kF32, Tag::any);
+  const memory::desc dst(logical_dims(g.y, g.layout), kF32, Tag::nChw16c);
+  const memory::desc bias = g.bias ? memory::desc({g.w[0]}, kF32, Tag::x) : memory::desc();
+  try {
+    const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                             src, weights, bias, dst, {1, 1}, {1, 1}, {1, 1});
+    const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), runtime().engine);
+    return ConvPlan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
 }
 
 memory::desc plain_weight_desc(const ConvGeometry& g) {
@@ -105,6 +133,13 @@ std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
   if (!plan.as_gemm && plan.weights == plain_weight_desc(g)) return {};
   const auto& data = plan.weights.data;
   std::ostringstream key;
+  if (data.format_kind == dnnl_format_kind_wino) {
+    const auto& wino = data.format_desc.wino_desc;
+    key << "onednn-wino:" << wino.wino_format << ':' << wino.r << ':' << wino.alpha << ':' << wino.ic << ':' << wino.oc
+        << ':' << wino.ic_block << ':' << wino.oc_block << ':' << wino.ic2_block << ':' << wino.oc2_block << ':'
+        << wino.adj_scale << ':' << wino.size;
+    return key.str();
+  }
   key << (plan.as_gemm ? "onednn-gemm" : "onednn");
   for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
   for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
@@ -120,16 +155,20 @@ const ConvPlan& plan_for(const ConvGeometry& g) {
   const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
   const auto found = plans.find(key);
   if (found != plans.end()) return found->second;
-  ConvPlan plan = runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
+  std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
+  ConvPlan plan = winograd ? std::move(*winograd) : runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
   plan.weight_layout = weight_layout_key(plan, g);
   return plans.emplace(key, std::move(plan)).first->second;
 }
 
-// Returns `user` itself when it already has layout `wanted`, else a reordered copy.
-memory to_layout(const memory& user, const memory::desc& wanted) {
+// Returns `user` itself when it already has layout `wanted`, else a copy reordered into `scratch`
+// (grown as needed and kept by the caller, so repeated calls do not page-fault fresh memory); with
+// `convert` false the copy is left uninitialised.
+memory to_layout(const memory& user, const memory::desc& wanted, std::vector<float>& scratch, bool convert = true) {
   if (user.get_desc() == wanted) return user;
-  memory converted(wanted, runtime().engine);
-  dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
+  scratch.resize(std::max(scratch.size(), wanted.get_size() / sizeof(float)));
+  memory converted(wanted, runtime().engine, scratch.data());
+  if (convert) dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
   return converted;
 }
 
@@ -240,11 +279,10 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     const Tag tag = activation_tag(g.layout);
     const memory user_src({logical_dims(g.x, g.layout), kF32, tag}, engine, const_cast<float*>(x));
     const memory user_dst({logical_dims(g.y, g.layout), kF32, tag}, engine, y);
-    const memory src = to_layout(user_src, plan.src);
+    static thread_local std::vector<float> src_scratch, dst_scratch;
+    const memory src = to_layout(user_src, plan.src, src_scratch);
     // With accumulation the destination's current values are an input: bring them along.
-    memory dst = plan.dst == user_dst.get_desc()
-                     ? user_dst
-                     : (g.accumulate ? to_layout(user_dst, plan.dst) : memory(plan.dst, engine));
+    memory dst = to_layout(user_dst, plan.dst, dst_scratch, g.accumulate);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{g.w[0]}, kF32, Tag::x}, engine, const_cast<float*>(bias));
     plan.primitive.execute(stream, args);

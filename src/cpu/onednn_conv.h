@@ -1,5 +1,6 @@
-// 2-D convolution through oneDNN's convolution primitive (brgconv on AVX-512), on NCHW or
-// channels-last (NHWC) activations. NHWC activations are what brgconv reads natively; NCHW ones are
+// 2-D convolution through oneDNN's convolution primitive (brgconv on AVX-512, Winograd for large
+// 3x3 ones, matmul over im2col rows for few-pixel ones), on NCHW or channels-last (NHWC)
+// activations. NHWC activations are what brgconv reads natively; other layouts a kernel wants are
 // reordered around each call. Weights may be packed once, ahead of time, into the layout the
 // primitive wants (conv_weight_layout / conv_pack_weight), or given as plain OIHW and reordered per
 // call. Primitives are cached per geometry behind a mutex, so all functions are thread-safe.

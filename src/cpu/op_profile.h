@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "graph/function.h"
 
@@ -17,10 +18,16 @@ struct OpTotals {
   double flops = 0;  // 0 for ops that are not GEMM-like
 };
 
+// Floating-point operations of a GEMM-like op (2 per multiply-add) from its operands' shapes and its
+// output's element count; 0 for the other ops.
+double kernel_flops(const std::string& op, const std::vector<const Shape*>& inputs, std::int64_t output_numel);
+
 struct OpProfile {
   std::map<std::string, OpTotals> by_op;
 
   void add(const graph::Function& function, const graph::Node& node, double seconds);
+  // Accumulates under any key (the artifact executor keys by kernel and operand shapes).
+  void add(const std::string& key, double seconds, double flops);
   double total_seconds() const;
 };
 

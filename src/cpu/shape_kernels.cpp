@@ -133,8 +133,8 @@ void pad_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& att
 
 void gather_rows_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
   const std::int64_t rows = in[0]->type.shape[0], width = in[0]->type.shape[1];
-  const auto& indices = *in[1]->i64;
-  for (std::size_t i = 0; i < indices.size(); ++i) {
+  const std::int64_t* indices = in[1]->idata();
+  for (std::int64_t i = 0; i < in[1]->numel(); ++i) {
     const std::int64_t index = indices[i];
     if (index < 0 || index >= rows) {
       throw Error("cpu", "gather_rows: index " + std::to_string(index) + " outside table of " + std::to_string(rows) +

@@ -18,6 +18,7 @@ class Registry final : public OpSink {
     register_reduce_ops(*this);
     register_composite_ops(*this);
     register_channels_last_ops(*this);
+    register_fused_ops(*this);
   }
   void add(OpDef def) override {
     const std::string name = def.name;

@@ -19,10 +19,12 @@
 #include <vector>
 
 #include "graph/function.h"
+#include "runtime/launch_list.h"
 
 namespace websd::passes {
 
-inline constexpr std::int64_t kArenaAlignment = 64;
+// The runtime's arena alignment: plans are made for it.
+inline constexpr std::int64_t kArenaAlignment = runtime::kArenaAlignment;
 
 enum class Storage {
   kInput,   // a function input, or a view of one: bound by the caller

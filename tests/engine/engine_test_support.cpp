@@ -5,6 +5,12 @@
 #include <memory>
 #include <stdexcept>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "compiler/cpu_artifact_build.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
 
@@ -14,6 +20,27 @@ std::string tiny_model_dir() { return fixture_path("tiny-sd15/model"); }
 
 engine::CpuBackend& tiny_backend() {
   static const auto backend = std::make_unique<engine::CpuBackend>(tiny_model_dir());
+  return *backend;
+}
+
+const std::string& tiny_artifact_dir(DType storage) {
+  static std::map<DType, std::string> built;
+  if (const auto found = built.find(storage); found != built.end()) return found->second;
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("websd-engine-tests-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root);
+  compiler::CpuBuildOptions options;
+  options.model_dir = tiny_model_dir();
+  options.out = (root / ("tiny-" + std::string(dtype_name(storage)) + ".art")).string();
+  options.storage = storage;
+  compiler::build_cpu_artifact(options);
+  return built.emplace(storage, options.out).first->second;
+}
+
+engine::ArtifactBackend& tiny_artifact_backend(DType storage) {
+  static std::map<DType, std::unique_ptr<engine::ArtifactBackend>> backends;
+  auto& backend = backends[storage];
+  if (!backend) backend = std::make_unique<engine::ArtifactBackend>(tiny_artifact_dir(storage));
   return *backend;
 }
 

@@ -1,7 +1,11 @@
-// The whole pipeline on the CPU backend against diffusers on the fixture model (tiny-sd15/reference):
-// the four pipe.<sched>.image rows driven by pipe.latents0, and the seeded txt2img / img2img rows
-// driven by seed 42 alone. Images must agree within 4e-3 max abs (about one 8-bit level).
+// The whole pipeline against diffusers on the fixture model (tiny-sd15/reference), on both CPU
+// backends: the graph executor over the checkpoint ("model") and the runtime over the compiled f32
+// artifact ("artifact"): the four pipe.<sched>.image rows driven by pipe.latents0, and the seeded
+// txt2img / img2img rows driven by seed 42 alone. Images must agree within 4e-3 max abs (about one
+// 8-bit level).
 #include <gtest/gtest.h>
+
+#include <tuple>
 
 #include "engine_test_support.h"
 #include "io/json_file.h"
@@ -31,11 +35,23 @@ std::vector<float> to_channels_last(const HostTensor& image) {
   return out;
 }
 
-GeneratedImage generate(const GenerationRequest& request, const std::string& scheduler_file) {
+// "model" or "artifact", then the scheduler.
+using Case = std::tuple<std::string, std::string>;
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+}
+
+DiffusionBackend& backend_for(const std::string& kind) {
+  if (kind == "artifact") return test::tiny_artifact_backend();
+  return test::tiny_backend();
+}
+
+GeneratedImage generate(const std::string& backend, const GenerationRequest& request, const std::string& scheduler_file) {
   const auto scheduler =
       schedulers::create_scheduler_from_file(test::fixture_path("tiny-sd15/reference/" + scheduler_file));
   GeneratedImage result;
-  Pipeline(test::tiny_backend(), tiny_tokenizer()).generate(request, *scheduler, [&](const GeneratedImage& image) {
+  Pipeline(backend_for(backend), tiny_tokenizer()).generate(request, *scheduler, [&](const GeneratedImage& image) {
     result = image;
   });
   return result;
@@ -57,21 +73,24 @@ void expect_image_matches(const GeneratedImage& result, const std::string& file,
   EXPECT_LT(error, kImageTolerance) << key;
 }
 
-class PipeImage : public ::testing::TestWithParam<std::string> {};
+class PipeImage : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PipeImage, MatchesDiffusersFromTheGivenLatents) {
-  const std::string sched = GetParam();
+  const auto& [backend, sched] = GetParam();
   GenerationRequest request = request_from(json_read_file(test::fixture_path("tiny-sd15/reference/cases.json")));
   request.init_latents = test::reference_tensor("expected", "pipe.latents0");
-  const GeneratedImage result = generate(request, "scheduler-" + sched + ".json");
+  const GeneratedImage result = generate(backend, request, "scheduler-" + sched + ".json");
   const HostTensor expected_latents = test::reference_tensor("expected", "pipe." + sched + ".latents");
   RecordProperty("latents.relative_l2", std::to_string(test::relative_l2(result.latents.data, expected_latents.data)));
   expect_image_matches(result, "expected", "pipe." + sched + ".image");
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, PipeImage, ::testing::Values("pndm", "dpmpp_2m", "ddim", "euler"));
+INSTANTIATE_TEST_SUITE_P(Schedulers, PipeImage,
+                         ::testing::Combine(::testing::Values("model", "artifact"),
+                                            ::testing::Values("pndm", "dpmpp_2m", "ddim", "euler")),
+                         case_name);
 
-class SeededTxt2Img : public ::testing::TestWithParam<std::string> {};
+class SeededTxt2Img : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SeededTxt2Img, MatchesDiffusersFromTheSeedAlone) {
   const nlohmann::json seeded = json_read_file(test::fixture_path("tiny-sd15/reference/seeded.json"));
@@ -79,25 +98,32 @@ TEST_P(SeededTxt2Img, MatchesDiffusersFromTheSeedAlone) {
   request.params.seed = seeded.at("seed").get<std::uint64_t>();
   request.params.width = seeded.at("width").get<std::int64_t>();
   request.params.height = seeded.at("height").get<std::int64_t>();
-  const GeneratedImage result = generate(request, "scheduler-" + GetParam() + ".json");
-  expect_image_matches(result, "seeded", "txt2img." + GetParam() + ".image");
+  const auto& [backend, sched] = GetParam();
+  const GeneratedImage result = generate(backend, request, "scheduler-" + sched + ".json");
+  expect_image_matches(result, "seeded", "txt2img." + sched + ".image");
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SeededTxt2Img, ::testing::Values("euler_a", "dpmpp_2m", "ddim"));
+INSTANTIATE_TEST_SUITE_P(Schedulers, SeededTxt2Img,
+                         ::testing::Combine(::testing::Values("model", "artifact"),
+                                            ::testing::Values("euler_a", "dpmpp_2m", "ddim")),
+                         case_name);
 
-class SeededImg2Img : public ::testing::TestWithParam<std::string> {};
+class SeededImg2Img : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SeededImg2Img, MatchesDiffusersFromTheSeedAndInitImage) {
   const nlohmann::json seeded = json_read_file(test::fixture_path("tiny-sd15/reference/seeded.json"));
   GenerationRequest request = request_from(seeded);
   request.params.seed = seeded.at("seed").get<std::uint64_t>();
-  request.params.strength = seeded.at("img2img").at(GetParam()).at("strength").get<double>();
+  const auto& [backend, sched] = GetParam();
+  request.params.strength = seeded.at("img2img").at(sched).at("strength").get<double>();
   request.init_image = png_read_rgb(test::fixture_path("tiny-sd15/reference/init.png"));
-  const GeneratedImage result = generate(request, "scheduler-" + GetParam() + ".json");
-  expect_image_matches(result, "seeded", "img2img." + GetParam() + ".image");
+  const GeneratedImage result = generate(backend, request, "scheduler-" + sched + ".json");
+  expect_image_matches(result, "seeded", "img2img." + sched + ".image");
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, SeededImg2Img, ::testing::Values("ddim", "euler_a"));
+INSTANTIATE_TEST_SUITE_P(Schedulers, SeededImg2Img,
+                         ::testing::Combine(::testing::Values("model", "artifact"), ::testing::Values("ddim", "euler_a")),
+                         case_name);
 
 }  // namespace
 }  // namespace websd

@@ -1,5 +1,6 @@
-// `websd generate`: txt2img or img2img on the CPU backend, written as PNG files that carry their
-// generation parameters (A1111 "parameters" text chunk).
+// `websd generate`: txt2img or img2img on the CPU, from a checkpoint folder (--model, run by the
+// graph executor) or a compiled artifact (--artifact, run by the artifact runtime: `websd build`),
+// written as PNG files that carry their generation parameters (A1111 "parameters" text chunk).
 //
 // Every input is checked before the model runs, and each image is written atomically, so a bad input
 // or a failed run leaves an existing --out untouched. With --batch-count N > 1 the images are
@@ -17,6 +18,7 @@
 
 #include "app/command_registry.h"
 #include "core/error.h"
+#include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
 #include "engine/demo_model.h"
 #include "io/png_file.h"
@@ -33,6 +35,8 @@ namespace fs = std::filesystem;
 
 struct GenerateOptions {
   std::string model;
+  std::string artifact;
+  std::string key_file;
   GenerationParams params;
   std::optional<std::uint64_t> seed;
   std::string scheduler;
@@ -93,6 +97,15 @@ void check_options(const GenerateOptions& options) {
   }
   check_output_folder("--out", options.out);
   if (!options.save_latents.empty()) check_output_folder("--save-latents", options.save_latents);
+  if (!options.model.empty() && !options.artifact.empty()) {
+    throw Error("generate", "--model and --artifact exclude each other (an artifact already holds its model)");
+  }
+  if (!options.key_file.empty() && options.artifact.empty()) {
+    throw Error("generate", "--key-file applies to an encrypted --artifact only");
+  }
+  if (!options.tuning_db.empty() && !options.artifact.empty()) {
+    throw Error("generate", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
+  }
   if (!options.model.empty() && !fs::is_directory(options.model)) {
     throw Error("generate", "--model " + options.model + ": no such folder (pass a diffusers model folder)");
   }
@@ -106,7 +119,7 @@ std::string resolve_model_dir(const std::string& model) {
 
 // Said once the request is known to be valid, so that a bad input gets its error line alone.
 void print_notices(const GenerateOptions& options, const std::string& model_dir, const GenerationParams& params) {
-  if (options.model.empty()) {
+  if (options.model.empty() && options.artifact.empty()) {
     std::cerr << "websd: no --model given: using the built-in DEMO model with RANDOM weights (" << model_dir
               << "); its images are noise patterns, not pictures. Pass --model DIR for a real checkpoint.\n";
   }
@@ -129,8 +142,27 @@ void run_generate(const GenerateOptions& options) {
   GenerationRequest request = build_request(options);
   std::optional<tuning::TuningDb> tuning_db;
   if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
-  const std::string model_dir = resolve_model_dir(options.model);
-  engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+  std::unique_ptr<DiffusionBackend> backend_owner;
+  engine::CpuBackend* graph_backend = nullptr;
+  std::string model_dir;
+  if (!options.artifact.empty()) {
+    auto artifact = std::make_unique<engine::ArtifactBackend>(
+        options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+    model_dir = artifact->model_files_dir();
+    // An artifact runs the size it was built for: that is the default.
+    if (request.params.width == 0 && request.params.height == 0 && !request.init_image && !request.init_latents) {
+      request.params.width = artifact->width();
+      request.params.height = artifact->height();
+    }
+    backend_owner = std::move(artifact);
+  } else {
+    model_dir = resolve_model_dir(options.model);
+    auto graph = std::make_unique<engine::CpuBackend>(model_dir, engine::Residency::kOneNetwork,
+                                                      tuning_db ? &*tuning_db : nullptr);
+    graph_backend = graph.get();
+    backend_owner = std::move(graph);
+  }
+  DiffusionBackend& backend = *backend_owner;
   const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, model_dir);
   request = validate_request(request, backend.info(), *scheduler);
   const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
@@ -153,8 +185,8 @@ void run_generate(const GenerateOptions& options) {
         all_latents.insert(all_latents.end(), result.latents.data.begin(), result.latents.data.end());
       },
       [&printer](const ProgressEvent& event) { printer(event); });
-  if (tuning_db) {
-    const engine::TuningCoverage coverage = backend.tuning_coverage();
+  if (tuning_db && graph_backend != nullptr) {
+    const engine::TuningCoverage coverage = graph_backend->tuning_coverage();
     std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
   }
 
@@ -169,6 +201,8 @@ void run_generate(const GenerateOptions& options) {
 
 void add_options(CLI::App& command, GenerateOptions& options) {
   command.add_option("--model", options.model, "Diffusers model folder (default: the built-in demo model)");
+  command.add_option("--artifact", options.artifact, "A compiled artifact (websd build) to run instead of --model");
+  command.add_option("--key-file", options.key_file, "AES-256 key of an encrypted --artifact");
   command.add_option("--prompt", options.params.prompt, "What to draw")->required();
   command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
   command.add_option("--steps", options.params.steps, "Denoising steps")->default_val(20);

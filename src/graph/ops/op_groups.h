@@ -17,6 +17,7 @@ void register_shape_ops(OpSink& sink);          // reshape, permute, slice, conc
 void register_reduce_ops(OpSink& sink);         // mean, softmax
 void register_composite_ops(OpSink& sink);      // layer_norm, group_norm, attention, gelu variants, ...
 void register_channels_last_ops(OpSink& sink);  // NHWC forms of conv2d, group_norm, upsample_nearest
+void register_fused_ops(OpSink& sink);          // fused_elementwise (written by passes, lowered by codegen)
 
 // Shared inference helpers.
 Shape broadcast_shapes(const Shape& a, const Shape& b);

@@ -1,0 +1,101 @@
+// `websd build --model DIR --target cpu --out ART [--dtype f32|f16|bf16] [--width W --height H]
+// [--tuning-db FILE] [--encrypt-key-file K] [--dump-ir DIR]`: compiles a checkpoint into a
+// deployable artifact (src/compiler/cpu_artifact_build.h, src/artifact/FORMAT.md) and prints what
+// it holds: functions with their launches and memory plans, weights, kernels, tuning coverage.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "app/command_registry.h"
+#include "compiler/cpu_artifact_build.h"
+#include "core/error.h"
+#include "engine/demo_model.h"
+#include "tuning/tuning_db.h"
+
+namespace websd::app {
+namespace {
+
+struct BuildCommandOptions {
+  std::string model;
+  std::string target;
+  std::string out;
+  std::string dtype = "f32";
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::string tuning_db;
+  std::string key_file;
+  std::string dump_ir;
+};
+
+DType storage_dtype(const std::string& name) {
+  if (name == "f32") return DType::kF32;
+  if (name == "f16") return DType::kF16;
+  if (name == "bf16") return DType::kBF16;
+  throw Error("build", "--dtype " + name + ": unknown weight storage type (use f32, f16 or bf16)");
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+void run_build(const BuildCommandOptions& options) {
+  if (options.target != "cpu") {
+    throw Error("build", "--target " + options.target + ": this websd builds only the 'cpu' target");
+  }
+  compiler::CpuBuildOptions build;
+  build.storage = storage_dtype(options.dtype);
+  build.out = options.out;
+  build.width = options.width;
+  build.height = options.height;
+  build.dump_ir_dir = options.dump_ir;
+  if (!options.key_file.empty()) build.key_file = options.key_file;
+  if (options.width < 0 || options.height < 0) throw Error("build", "--width and --height must be positive");
+  std::optional<tuning::TuningDb> db;
+  if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
+  build.tuning_db = db ? &*db : nullptr;
+  build.model_dir = options.model;
+  if (build.model_dir.empty()) {
+    std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
+    build.model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
+  }
+  build.progress = [](const std::string& line) { std::cerr << "websd build: " << line << std::endl; };
+
+  const auto start = std::chrono::steady_clock::now();
+  const compiler::CpuBuildReport report = compiler::build_cpu_artifact(build);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  for (const auto& note : report.notes) std::cerr << "websd build: note: " << note << "\n";
+  std::printf("%-12s %9s %10s %14s %14s %14s\n", "function", "launches", "generated", "unplanned MiB", "arena MiB",
+              "peak MiB");
+  for (const auto& function : report.functions) {
+    std::printf("%-12s %9zu %10zu %14.1f %14.1f %14.1f\n", function.symbol.c_str(), function.launches,
+                function.generated_kernels, mib(static_cast<double>(function.unplanned_bytes)),
+                mib(static_cast<double>(function.arena_bytes)), mib(static_cast<double>(function.peak_bytes)));
+  }
+  std::printf("weights: %zu tensors, %.1f MiB stored as %s\n", report.weight_count,
+              mib(static_cast<double>(report.weight_bytes)), options.dtype.c_str());
+  std::printf("tuning: %zu of %zu tunable kernels have records%s\n", report.tuned, report.tunable,
+              build.tuning_db ? "" : " (no --tuning-db: defaults)");
+  std::printf("generated kernels compiled in %.1f s; build took %.1f s\n", report.kernel_compile_seconds, seconds);
+  std::printf("wrote %s\n", options.out.c_str());
+}
+
+const bool registered = register_command(
+    {"build", "Compile a checkpoint into a deployable artifact for a target",
+     [](CLI::App& command) {
+       auto options = std::make_shared<BuildCommandOptions>();
+       command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       command.add_option("--target", options->target, "target to build for (cpu)")->required();
+       command.add_option("--out", options->out, "artifact directory to write")->required();
+       command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
+       command.add_option("--width", options->width, "image width the artifact runs (default: the model's)");
+       command.add_option("--height", options->height, "image height the artifact runs (default: the model's)");
+       command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
+       command.add_option("--encrypt-key-file", options->key_file, "AES-256 key file: encrypt the weights");
+       command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");
+       command.callback([options] { run_build(*options); });
+     }});
+
+}  // namespace
+}  // namespace websd::app

@@ -1,0 +1,126 @@
+// `websd profile --artifact ART --function SYMBOL [--runs N] [--top K] [--json] [--key-file K]`:
+// runs one function of a compiled artifact N times (after one warm-up run that allocates its arena
+// and touches its weights) and prints a per-kernel table: kernel, operand shapes, total ms per run,
+// percent of the run's wall time, calls per run, GFLOP/s, sorted by time. The rows plus the time
+// between launches (input checks, output copies) add up to the measured wall time.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/command_registry.h"
+#include "core/error.h"
+#include "cpu/op_profile.h"
+#include "engine/artifact_backend.h"
+
+namespace websd::app {
+namespace {
+
+struct ProfileOptions {
+  std::string artifact;
+  std::string function = "unet";
+  std::string key_file;
+  int runs = 3;
+  int top = 25;
+  bool json = false;
+};
+
+struct Row {
+  std::string kernel, shapes;
+  double ms = 0;  // per run
+  double calls = 0;
+  double flops = 0;
+};
+
+void run_profile(const ProfileOptions& options) {
+  if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
+  engine::ArtifactBackend backend(options.artifact,
+                                  options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  std::cerr << "websd profile: " << options.function << ": warm-up run\n";
+  const double warmup = backend.run_function_once(options.function);
+  cpu::OpProfile profile;
+  backend.set_profile(&profile);
+  double wall = 0;
+  for (int run = 0; run < options.runs; ++run) {
+    wall += backend.run_function_once(options.function);
+    std::cerr << "websd profile: run " << run + 1 << "/" << options.runs << "\n";
+  }
+  backend.set_profile(nullptr);
+  wall /= options.runs;
+
+  std::vector<Row> rows;
+  double kernels_ms = 0;
+  for (const auto& [key, totals] : profile.by_op) {
+    const std::size_t space = key.find(' ');
+    Row row{key.substr(0, space), space == std::string::npos ? "" : key.substr(space + 1),
+            totals.seconds * 1e3 / options.runs, static_cast<double>(totals.calls) / options.runs,
+            totals.flops / options.runs};
+    kernels_ms += row.ms;
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+  const double wall_ms = wall * 1e3;
+  const double between_ms = std::max(0.0, wall_ms - kernels_ms);
+
+  if (options.json) {
+    nlohmann::json out = {{"artifact", options.artifact},   {"function", options.function},
+                          {"runs", options.runs},           {"warmup_ms", warmup * 1e3},
+                          {"wall_ms", wall_ms},             {"kernels_ms", kernels_ms},
+                          {"between_launches_ms", between_ms}, {"kernels", nlohmann::json::array()}};
+    for (const Row& row : rows) {
+      out["kernels"].push_back({{"kernel", row.kernel},
+                                {"shapes", row.shapes},
+                                {"ms", row.ms},
+                                {"percent", 100.0 * row.ms / wall_ms},
+                                {"calls", row.calls},
+                                {"gflops", row.flops > 0 ? row.flops / (row.ms * 1e6) : 0.0}});
+    }
+    std::cout << out.dump(2) << std::endl;
+    return;
+  }
+  std::printf("%s: %s, %d runs after a warm-up of %.1f ms; wall %.1f ms per run\n", options.artifact.c_str(),
+              options.function.c_str(), options.runs, warmup * 1e3, wall_ms);
+  std::printf("%10s %7s %6s %8s  %-28s %s\n", "ms/run", "%", "calls", "GFLOP/s", "kernel", "shapes");
+  const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(options.top, 0)));
+  double rest_ms = 0, rest_calls = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    if (i >= shown) {
+      rest_ms += row.ms;
+      rest_calls += row.calls;
+      continue;
+    }
+    const std::string gflops = row.flops > 0 ? std::to_string(static_cast<int>(row.flops / (row.ms * 1e6))) : "";
+    std::printf("%10.2f %6.1f%% %6.0f %8s  %-28s %s\n", row.ms, 100.0 * row.ms / wall_ms, row.calls, gflops.c_str(),
+                row.kernel.c_str(), row.shapes.c_str());
+  }
+  if (shown < rows.size()) {
+    std::printf("%10.2f %6.1f%% %6.0f %8s  (%zu more kernel rows; --top to see them)\n", rest_ms,
+                100.0 * rest_ms / wall_ms, rest_calls, "", rows.size() - shown);
+  }
+  std::printf("%10.2f %6.1f%% %6s %8s  (between launches: input checks, output copies)\n", between_ms,
+              100.0 * between_ms / wall_ms, "", "");
+  std::printf("%10.2f %6.1f%% %6s %8s  total = wall time of one run\n", kernels_ms + between_ms,
+              100.0 * (kernels_ms + between_ms) / wall_ms, "", "");
+}
+
+const bool registered = register_command(
+    {"profile", "Time every kernel of one function of a compiled artifact",
+     [](CLI::App& command) {
+       auto options = std::make_shared<ProfileOptions>();
+       command.add_option("--artifact", options->artifact, "artifact directory (websd build)")->required();
+       command.add_option("--function", options->function, "function to run (see websd inspect)")->capture_default_str();
+       command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")->capture_default_str();
+       command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")->capture_default_str();
+       command.add_flag("--json", options->json, "print JSON instead of a table");
+       command.add_option("--key-file", options->key_file, "AES-256 key of an encrypted artifact");
+       command.callback([options] { run_profile(*options); });
+     }});
+
+}  // namespace
+}  // namespace websd::app

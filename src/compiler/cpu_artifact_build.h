@@ -1,0 +1,70 @@
+// `websd build --target cpu`: compiles a diffusers checkpoint into a CPU artifact (FORMAT.md).
+// The networks are built for one image size, in the batch sizes the pipeline calls them with
+// (text encoder and UNet for batch 2 with classifier-free guidance and 1 without, VAE decoder and
+// encoder for batch 1), merged into one module under unique symbols (clip, clip_b1, unet, unet_b1,
+// vae_decode, vae_encode), and each function runs the CPU pass list (cpu_build_pipeline) with
+// optional IR dumps. Then:
+//   - weights are transformed once: Q/K/V projections merged, convolution weights packed in the
+//     layout this machine's kernels want, everything cast to the storage dtype; shared tensors
+//     (the two UNet batch sizes) are written once;
+//   - the fused elementwise groups become generated C++ compiled into kernels/cpu_kernels.so;
+//   - each function's launch list, memory plan and signature go into the manifest, with the model's
+//     tokenizer and scheduler config as files.
+// The artifact appears only when everything succeeded (ArtifactWriter). Single-threaded driver.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "passes/pass_pipeline.h"
+#include "passes/weight_recipe.h"
+#include "tuning/tuning_db.h"
+
+namespace websd::compiler {
+
+struct CpuBuildOptions {
+  std::string model_dir;
+  std::string out;
+  DType storage = DType::kF32;  // f32, f16 or bf16 weight storage
+  std::int64_t width = 0;       // 0: the model's default (sample_size x VAE scale)
+  std::int64_t height = 0;
+  const tuning::TuningDb* tuning_db = nullptr;
+  std::optional<std::string> key_file;  // AES-256 key: encrypt the weight shards
+  std::string dump_ir_dir;              // empty: no IR dumps
+  std::function<void(const std::string&)> progress;  // one line per step; may be empty
+};
+
+struct CpuBuildFunction {
+  std::string symbol;
+  std::size_t launches = 0;
+  std::size_t generated_kernels = 0;
+  std::int64_t unplanned_bytes = 0;
+  std::int64_t arena_bytes = 0;
+  std::int64_t peak_bytes = 0;
+};
+
+struct CpuBuildReport {
+  std::vector<CpuBuildFunction> functions;
+  std::size_t weight_count = 0;
+  std::uint64_t weight_bytes = 0;  // as stored
+  std::size_t tuned = 0;           // tunable kernels that had a tuning record
+  std::size_t tunable = 0;
+  double kernel_compile_seconds = 0;
+  std::vector<std::string> notes;  // from the passes
+};
+
+// The CPU target's pass list for artifacts; `on_recipes` receives merge_qkv's weight recipes and
+// `on_tuning` the tuning coverage of each function it runs on.
+passes::Pipeline cpu_build_pipeline(const tuning::TuningDb* tuning_db,
+                                    std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes,
+                                    std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning);
+
+// Throws websd::Error for a bad checkpoint, size, dtype, key file, output path, or a failed pass or
+// kernel compilation; the output is then left as it was.
+CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options);
+
+}  // namespace websd::compiler

@@ -1,0 +1,19 @@
+// Lowers a function compiled for a target, with its memory plan, to the launch list the runtime
+// runs (runtime/launch_list.h): reshapes become views (no launch), every other node one launch in
+// node order, intermediates placed at the plan's arena offsets, weights referenced by the artifact
+// tensor that holds them. Pure.
+#pragma once
+
+#include <vector>
+
+#include "graph/function.h"
+#include "passes/memory_plan.h"
+#include "runtime/launch_list.h"
+
+namespace websd::compiler {
+
+// `weights` is parallel to function.weights(): the artifact tensor (and packing) of each.
+runtime::LaunchList lower_to_launch_list(const graph::Function& function, const passes::MemoryPlan& plan,
+                                         std::vector<runtime::LaunchWeight> weights);
+
+}  // namespace websd::compiler
