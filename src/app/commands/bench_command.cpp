@@ -1,7 +1,12 @@
-// websd bench: times the three networks of a model on this machine through the same backend that
+// websd bench: times the three networks of a model on this machine through the same backends that
 // `websd generate` uses: text encoder (batch 2, as with guidance), one UNet step with
 // classifier-free guidance (batch 2), VAE decode, each the median of several runs after one warm-up
-// run that builds the graphs and loads the weights; then the process's peak resident memory.
+// run that builds the graphs and loads the weights; then the peak resident memory of that phase.
+// With --model it runs the checkpoint on the graph executor, with --artifact a compiled artifact
+// on the artifact runtime; with both, one after the other in this process (the first backend
+// released and the peak reset in between) and the ratios artifact / model.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -11,6 +16,7 @@
 #include "app/command_registry.h"
 #include "app/process_stats.h"
 #include "core/error.h"
+#include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
 #include "engine/demo_model.h"
 #include "pipeline/random/torch_generator.h"
@@ -22,6 +28,7 @@ namespace {
 
 struct BenchOptions {
   std::string model;
+  std::string artifact;
   std::int64_t width = 0;
   std::int64_t height = 0;
   int runs = 3;
@@ -85,86 +92,150 @@ void print_profile(const char* network, const cpu::OpProfile& profile, int runs)
   }
 }
 
-void run_bench(const BenchOptions& options) {
-  if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
-  std::optional<tuning::TuningDb> tuning_db;
-  if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
-  std::string model_dir = options.model;
-  if (model_dir.empty()) {
-    std::cerr << "websd bench: no --model given: using the built-in DEMO model (tiny, random weights)\n";
-    model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
-  }
-  engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+struct BenchResult {
+  std::string backend;  // "model" or "artifact"
+  std::string path;
+  std::int64_t width = 0, height = 0;
+  Timing text, unet, vae;
+  std::uint64_t peak_rss = 0;
+  cpu::OpProfile text_profile, unet_profile, vae_profile;
+};
+
+// Times `backend`'s three networks at width x height (0: the model's default size).
+template <typename Backend>
+void bench_backend(Backend& backend, const std::string& tokenizer_dir, const BenchOptions& options,
+                   BenchResult& result) {
   const ModelInfo& info = backend.info();
   const std::int64_t scale = info.vae_scale_factor;
-  const std::int64_t width = options.width ? options.width : info.sample_size * scale;
-  const std::int64_t height = options.height ? options.height : info.sample_size * scale;
+  const std::int64_t width = result.width ? result.width : info.sample_size * scale;
+  const std::int64_t height = result.height ? result.height : info.sample_size * scale;
   if (width % scale != 0 || height % scale != 0 || width <= 0 || height <= 0) {
     throw Error("bench", "size " + std::to_string(width) + "x" + std::to_string(height) +
                              " must be positive multiples of " + std::to_string(scale));
   }
-  const auto tokenizer = load_clip_tokenizer(model_dir);
+  result.width = width;
+  result.height = height;
+  const auto tokenizer = load_clip_tokenizer(tokenizer_dir);
   std::vector<std::int64_t> ids;
   for (const char* prompt : {"", "a photo of an astronaut riding a horse on mars"}) {
     for (const auto id : tokenizer.encode(prompt)) ids.push_back(id);
   }
-  std::cerr << "websd bench: " << model_dir << " at " << width << "x" << height << ", " << options.runs
-            << " timed runs each\n";
+  std::cerr << "websd bench: " << result.backend << " " << result.path << " at " << width << "x" << height << ", "
+            << options.runs << " timed runs each\n";
 
   // One kernel profile per network, over its timed runs only.
-  cpu::OpProfile text_profile, unet_profile, vae_profile;
   const auto profile_into = [&](cpu::OpProfile& profile) {
     return [&backend, &profile, &options] { backend.set_profile(options.profile ? &profile : nullptr); };
   };
   HostTensor context;
-  const Timing text = time_call(
-      options.runs, [&] { context = backend.encode_text(ids, 2); }, profile_into(text_profile));
+  result.text = time_call(
+      options.runs, [&] { context = backend.encode_text(ids, 2); }, profile_into(result.text_profile));
   TorchGenerator generator(0);
-  const Shape latent_shape{2, info.latent_channels, height / scale, width / scale};
-  const HostTensor sample = generator.randn(latent_shape);
+  const HostTensor sample = generator.randn({2, info.latent_channels, height / scale, width / scale});
   backend.set_profile(nullptr);
-  const Timing unet = time_call(
-      options.runs, [&] { backend.unet(sample, 500.0, context); }, profile_into(unet_profile));
+  result.unet = time_call(
+      options.runs, [&] { backend.unet(sample, 500.0, context); }, profile_into(result.unet_profile));
   const HostTensor latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
   backend.set_profile(nullptr);
-  const Timing vae = time_call(
-      options.runs, [&] { backend.vae_decode(latents); }, profile_into(vae_profile));
+  result.vae = time_call(
+      options.runs, [&] { backend.vae_decode(latents); }, profile_into(result.vae_profile));
   backend.set_profile(nullptr);
-  const std::uint64_t peak = peak_rss_bytes();
-  if (tuning_db) {
-    const engine::TuningCoverage coverage = backend.tuning_coverage();
-    std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
-  }
+  result.peak_rss = peak_rss_bytes();
+}
 
-  if (options.json) {
-    const auto entry = [&](const Timing& t, const cpu::OpProfile& profile) {
-      nlohmann::json result{{"median_s", t.median_s}, {"first_s", t.first_s}};
-      if (options.profile) result["profile"] = profile_json(profile, options.runs);
-      return result;
-    };
-    std::cout << nlohmann::json{{"model", model_dir},
-                                {"width", width},
-                                {"height", height},
-                                {"runs", options.runs},
-                                {"text_encoder", entry(text, text_profile)},
-                                {"unet_step_cfg", entry(unet, unet_profile)},
-                                {"vae_decode", entry(vae, vae_profile)},
-                                {"peak_rss_bytes", peak}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
+nlohmann::json result_json(const BenchResult& result, const BenchOptions& options) {
+  const auto entry = [&](const Timing& t, const cpu::OpProfile& profile) {
+    nlohmann::json json{{"median_s", t.median_s}, {"first_s", t.first_s}};
+    if (options.profile) json["profile"] = profile_json(profile, options.runs);
+    return json;
+  };
+  return {{result.backend, result.path},
+          {"width", result.width},
+          {"height", result.height},
+          {"runs", options.runs},
+          {"text_encoder", entry(result.text, result.text_profile)},
+          {"unet_step_cfg", entry(result.unet, result.unet_profile)},
+          {"vae_decode", entry(result.vae, result.vae_profile)},
+          {"peak_rss_bytes", result.peak_rss}};
+}
+
+void print_result(const BenchResult& result, const BenchOptions& options) {
   const auto row = [](const char* name, const Timing& t) {
     std::printf("%-28s %10.3f s   (first call %.3f s)\n", name, t.median_s, t.first_s);
   };
-  row("text encoder (batch 2)", text);
-  row("UNet step, CFG (batch 2)", unet);
-  row("VAE decode", vae);
-  std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(peak) / (1024.0 * 1024.0 * 1024.0));
+  std::printf("%s %s (%lldx%lld)\n", result.backend.c_str(), result.path.c_str(), static_cast<long long>(result.width),
+              static_cast<long long>(result.height));
+  row("text encoder (batch 2)", result.text);
+  row("UNet step, CFG (batch 2)", result.unet);
+  row("VAE decode", result.vae);
+  std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(result.peak_rss) / (1024.0 * 1024.0 * 1024.0));
   if (options.profile) {
-    print_profile("text encoder", text_profile, options.runs);
-    print_profile("UNet step", unet_profile, options.runs);
-    print_profile("VAE decode", vae_profile, options.runs);
+    print_profile("text encoder", result.text_profile, options.runs);
+    print_profile("UNet step", result.unet_profile, options.runs);
+    print_profile("VAE decode", result.vae_profile, options.runs);
+  }
+}
+
+void run_bench(const BenchOptions& options) {
+  if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
+  if (!options.tuning_db.empty() && options.model.empty() && !options.artifact.empty()) {
+    throw Error("bench", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
+  }
+  std::vector<BenchResult> results;
+  if (!options.model.empty() || options.artifact.empty()) {
+    std::optional<tuning::TuningDb> tuning_db;
+    if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
+    std::string model_dir = options.model;
+    if (model_dir.empty()) {
+      std::cerr << "websd bench: no --model given: using the built-in DEMO model (tiny, random weights)\n";
+      model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
+    }
+    BenchResult& result = results.emplace_back();
+    result.backend = "model";
+    result.path = model_dir;
+    result.width = options.width;
+    result.height = options.height;
+    reset_peak_rss();
+    engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+    bench_backend(backend, model_dir, options, result);
+    if (tuning_db) {
+      const engine::TuningCoverage coverage = backend.tuning_coverage();
+      std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
+    }
+  }
+  malloc_trim(0);  // the model's backend is gone: its pages go back before the next phase's peak
+  if (!options.artifact.empty()) {
+    BenchResult& result = results.emplace_back();
+    result.backend = "artifact";
+    result.path = options.artifact;
+    reset_peak_rss();
+    engine::ArtifactBackend backend(options.artifact);
+    result.width = options.width ? options.width : backend.width();
+    result.height = options.height ? options.height : backend.height();
+    bench_backend(backend, backend.model_files_dir(), options, result);
+  }
+
+  const BenchResult* model = results.front().backend == "model" ? &results.front() : nullptr;
+  const BenchResult* artifact = results.back().backend == "artifact" ? &results.back() : nullptr;
+  if (options.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& result : results) out.push_back(result_json(result, options));
+    if (model && artifact) {
+      out.push_back({{"ratio_artifact_over_model",
+                      {{"unet_step_cfg", artifact->unet.median_s / model->unet.median_s},
+                       {"vae_decode", artifact->vae.median_s / model->vae.median_s},
+                       {"text_encoder", artifact->text.median_s / model->text.median_s},
+                       {"peak_rss", static_cast<double>(artifact->peak_rss) / static_cast<double>(model->peak_rss)}}}});
+    }
+    std::cout << (out.size() == 1 ? out[0] : out).dump(2) << "\n";
+    return;
+  }
+  for (const auto& result : results) print_result(result, options);
+  if (model && artifact) {
+    std::printf("artifact / model: UNet step %.3f, VAE decode %.3f, text encoder %.3f, peak RSS %.3f\n",
+                artifact->unet.median_s / model->unet.median_s, artifact->vae.median_s / model->vae.median_s,
+                artifact->text.median_s / model->text.median_s,
+                static_cast<double>(artifact->peak_rss) / static_cast<double>(model->peak_rss));
   }
 }
 
@@ -173,6 +244,8 @@ const bool registered = register_command(
      [](CLI::App& command) {
        auto options = std::make_shared<BenchOptions>();
        command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       command.add_option("--artifact", options->artifact,
+                          "compiled artifact (websd build); with --model too, both are timed and compared");
        command.add_option("--width", options->width, "image width in pixels (default: the model's)");
        command.add_option("--height", options->height, "image height in pixels (default: the model's)");
        command.add_option("--runs", options->runs, "timed runs per network; the median is reported")
