@@ -1,5 +1,7 @@
 // websd: the command-line entry point. Every failure ends as one line on stderr and a non-zero
 // exit status: 1 for errors while running, 2 for bad command-line usage.
+#include <malloc.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -8,6 +10,11 @@
 #include "core/error.h"
 
 int main(int argc, char** argv) {
+  // Kernels allocate large transient buffers per call (oneDNN's Winograd transforms: tens of MB).
+  // glibc would raise its mmap threshold after the first such free and then serve them from the
+  // heap, where freed memory stays resident: a fixed threshold keeps them mapped and unmapped, so
+  // peak memory holds one of them at a time.
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   CLI::App app{"websd: Stable Diffusion compiled for CPU, GPU and the browser", "websd"};
   app.set_version_flag("--version", std::string(websd::kVersion));
   app.require_subcommand(1);

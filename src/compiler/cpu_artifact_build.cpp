@@ -12,7 +12,7 @@
 #include "artifact/function_signatures.h"
 #include "codegen/cpu_kernel_source.h"
 #include "codegen/shared_library_compiler.h"
-#include "compiler/launch_lowering.h"
+#include "passes/launch_lowering.h"
 #include "core/error.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/cpu_kernels.h"
@@ -257,7 +257,7 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
       report.weight_bytes += bytes.size();
     }
     const passes::MemoryPlan plan = passes::plan_memory(function);
-    const runtime::LaunchList list = lower_to_launch_list(function, plan, std::move(placements));
+    const runtime::LaunchList list = passes::lower_to_launch_list(function, plan, std::move(placements));
     std::size_t generated = 0;
     for (const auto& launch : list.launches) generated += launch.kernel.empty() ? 0 : 1;
     report.functions.push_back({function.symbol(), list.launches.size(), generated, plan.unplanned_bytes,

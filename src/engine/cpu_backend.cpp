@@ -10,21 +10,26 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/arena_executor.h"
 #include "cpu/cpu_executor.h"
 #include "engine/component_weights.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
+#include "passes/launch_lowering.h"
+#include "passes/memory_plan.h"
 
 namespace websd::engine {
 namespace {
 
 using Key = std::vector<std::int64_t>;
 
-// One network's executors, by input shape, all bound to the same component weights.
+// One network's executors, by input shape, all bound to the same component weights. Each runs its
+// function compiled for the CPU (CpuExecutor's pass list and tuning), memory-planned and lowered to
+// a launch list, on an ArenaExecutor: intermediates live in one planned arena, as in an artifact.
 struct ExecutorCache {
   ComponentWeights* weights = nullptr;
-  std::map<Key, std::unique_ptr<cpu::CpuExecutor>> executors;
+  std::map<Key, std::unique_ptr<cpu::ArenaExecutor>> executors;
   cpu::OpProfile* profile = nullptr;
   const tuning::TuningDb* tuning_db = nullptr;
   std::map<Key, TuningCoverage> coverage;  // kept when the executors are released
@@ -34,15 +39,27 @@ struct ExecutorCache {
     for (auto& [key, executor] : executors) executor->set_profile(into);
   }
 
-  const cpu::CpuExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
+  cpu::ArenaExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
-    auto executor = std::make_unique<cpu::CpuExecutor>(build(), true, tuning_db);
-    coverage[key] = {executor->tuned_count(), executor->tunable_count()};
-    const std::string symbol = executor->function().symbol();
-    executor->bind_weights(
-        [this, &symbol](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
-          return weights->get(symbol, name, type.shape, packing);
-        });
+    const cpu::CpuExecutor compiled(build(), true, tuning_db);
+    coverage[key] = {compiled.tuned_count(), compiled.tunable_count()};
+    const graph::Function& function = compiled.function();
+    std::vector<runtime::LaunchWeight> placements;
+    std::map<std::string, std::optional<cpu::WeightPacking>> packings;
+    for (const auto id : function.weights()) {
+      const graph::Value& value = function.value(id);
+      std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
+      placements.push_back({value.name, packing ? packing->layout : "", value.type});
+      packings.emplace(value.name, std::move(packing));
+    }
+    auto executor = std::make_unique<cpu::ArenaExecutor>(
+        passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements)), nullptr);
+    executor->bind_weights([this, &packings, &function](const runtime::LaunchWeight& weight) {
+      const std::optional<cpu::WeightPacking>& packing = packings.at(weight.name);
+      return cpu::CpuTensor{weight.type,
+                            weights->get(function.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr),
+                            nullptr};
+    });
     executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;
   }
@@ -53,8 +70,7 @@ cpu::CpuTensor to_cpu(const HostTensor& tensor) {
 }
 
 HostTensor from_cpu(const cpu::CpuTensor& tensor) {
-  const auto begin = tensor.f32->begin();
-  return HostTensor(tensor.type.shape, std::vector<float>(begin, begin + tensor.numel()));
+  return HostTensor(tensor.type.shape, std::vector<float>(tensor.fdata(), tensor.fdata() + tensor.numel()));
 }
 
 void require_rank(const HostTensor& tensor, std::size_t rank, const char* what, const char* layout) {
@@ -190,7 +206,7 @@ HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::in
   }
   const auto tokens = static_cast<std::int64_t>(ids.size()) / batch;
   state_->activate(State::Network::kText);
-  const auto& executor =
+  auto& executor =
       state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
   cpu::CpuTensor input{graph::TensorType{DType::kI64, {batch, tokens}}, nullptr,
                        std::make_shared<std::vector<std::int64_t>>(ids)};
@@ -206,7 +222,7 @@ HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const Hos
                               shape_to_string(context.shape) + " differ in batch size");
   }
   state_->activate(State::Network::kUNet);
-  const auto& executor = state_->unet_executors.get({batch, sample.shape[2], sample.shape[3], context.shape[1]}, [&] {
+  auto& executor = state_->unet_executors.get({batch, sample.shape[2], sample.shape[3], context.shape[1]}, [&] {
     return unet_graph(state_->unet, batch, sample.shape[2], sample.shape[3], context.shape[1]);
   });
   // diffusers broadcasts one timestep over the batch and embeds it in float32.
@@ -218,7 +234,7 @@ HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
   require_rank(latents, 4, "VAE decoder input", "[batch,channels,height,width]");
   const Shape& shape = latents.shape;
   state_->activate(State::Network::kVae);
-  const auto& executor =
+  auto& executor =
       state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
   return from_cpu(executor.run({to_cpu(latents)}).at(0));
 }
@@ -227,7 +243,7 @@ std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image
   require_rank(image, 4, "VAE encoder input", "[batch,3,height,width]");
   const Shape& shape = image.shape;
   state_->activate(State::Network::kVae);
-  const auto& executor =
+  auto& executor =
       state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
   const std::vector<cpu::CpuTensor> outputs = executor.run({to_cpu(image)});
   return {from_cpu(outputs.at(0)), from_cpu(outputs.at(1))};

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -61,9 +62,17 @@ Timing time_call(int runs, const Call& call, const Hook& after_warm_up) {
   return timing;
 }
 
-// Ops sorted by total time, largest first.
+// Ops sorted by total time, largest first. The executors time each launch under "<op> <shapes>":
+// the rows here sum over shapes.
 std::vector<std::pair<std::string, cpu::OpTotals>> ops_by_time(const cpu::OpProfile& profile) {
-  std::vector<std::pair<std::string, cpu::OpTotals>> ops(profile.by_op.begin(), profile.by_op.end());
+  std::map<std::string, cpu::OpTotals> by_op;
+  for (const auto& [key, totals] : profile.by_op) {
+    cpu::OpTotals& sum = by_op[key.substr(0, key.find(' '))];
+    sum.seconds += totals.seconds;
+    sum.calls += totals.calls;
+    sum.flops += totals.flops;
+  }
+  std::vector<std::pair<std::string, cpu::OpTotals>> ops(by_op.begin(), by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   return ops;
 }

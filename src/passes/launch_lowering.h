@@ -10,10 +10,10 @@
 #include "passes/memory_plan.h"
 #include "runtime/launch_list.h"
 
-namespace websd::compiler {
+namespace websd::passes {
 
 // `weights` is parallel to function.weights(): the artifact tensor (and packing) of each.
-runtime::LaunchList lower_to_launch_list(const graph::Function& function, const passes::MemoryPlan& plan,
+runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,
                                          std::vector<runtime::LaunchWeight> weights);
 
-}  // namespace websd::compiler
+}  // namespace websd::passes

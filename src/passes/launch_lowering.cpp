@@ -1,11 +1,11 @@
-#include "compiler/launch_lowering.h"
+#include "passes/launch_lowering.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "graph/op_registry.h"
 
-namespace websd::compiler {
+namespace websd::passes {
 namespace {
 
 std::int64_t index_in(const std::vector<graph::ValueId>& ids, graph::ValueId id) {
@@ -14,7 +14,7 @@ std::int64_t index_in(const std::vector<graph::ValueId>& ids, graph::ValueId id)
 
 }  // namespace
 
-runtime::LaunchList lower_to_launch_list(const graph::Function& function, const passes::MemoryPlan& plan,
+runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,
                                          std::vector<runtime::LaunchWeight> weights) {
   if (weights.size() != function.weights().size()) {
     throw Error("compiler", function.symbol() + ": " + std::to_string(weights.size()) + " weight placements for " +
@@ -27,19 +27,19 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
   list.unplanned_bytes = plan.unplanned_bytes;
   list.weights = std::move(weights);
   for (std::size_t id = 0; id < function.values().size(); ++id) {
-    const passes::ValuePlacement& placement = plan.values[id];
+    const ValuePlacement& placement = plan.values[id];
     runtime::LaunchValue value;
     value.type = function.values()[id].type;
     switch (placement.storage) {
-      case passes::Storage::kInput:
+      case Storage::kInput:
         value.placement = runtime::Placement::kInput;
         value.index = index_in(function.inputs(), placement.buffer);
         break;
-      case passes::Storage::kWeight:
+      case Storage::kWeight:
         value.placement = runtime::Placement::kWeight;
         value.index = index_in(function.weights(), placement.buffer);
         break;
-      case passes::Storage::kArena:
+      case Storage::kArena:
         value.placement = runtime::Placement::kArena;
         value.offset = placement.offset;
         if (placement.buffer != static_cast<graph::ValueId>(id)) value.view_of = placement.buffer;
@@ -69,4 +69,4 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
   return list;
 }
 
-}  // namespace websd::compiler
+}  // namespace websd::passes
