@@ -210,4 +210,6 @@ std::span<const std::byte> Artifact::weight(std::string_view name) const {
   return store_->shard_bytes(entry->shard).subspan(entry->offset, entry->bytes);
 }
 
+void Artifact::release_weight_pages() const { store_->release_resident_pages(); }
+
 }  // namespace websd::artifact

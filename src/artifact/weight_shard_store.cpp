@@ -49,4 +49,11 @@ void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   shard.loaded = true;
 }
 
+void WeightShardStore::release_resident_pages() const {
+  const std::lock_guard<std::mutex> lock(*mutex_);
+  for (const LoadedShard& shard : loaded_) {
+    if (shard.mapping) shard.mapping->release_pages(0, shard.mapping->size());
+  }
+}
+
 }  // namespace websd::artifact

@@ -29,6 +29,10 @@ class WeightShardStore {
   // websd::Error("artifact", ...) on a checksum mismatch, a file that changed size since open, a
   // missing key or a failed decryption.
   std::span<const std::byte> shard_bytes(std::size_t index) const;
+  // Drops the resident pages of every memory-mapped (plain) shard: they stop counting towards this
+  // process's memory and are read again from the file when touched; spans stay valid. Decrypted
+  // shards live in memory and are kept.
+  void release_resident_pages() const;
 
  private:
   struct LoadedShard {

@@ -94,7 +94,10 @@ struct ArtifactBackend::State {
         ++it;
       }
     }
-    if (released) malloc_trim(0);
+    if (released) {
+      malloc_trim(0);
+      artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
+    }
     active_network = network;
   }
 
