@@ -11,11 +11,13 @@
 #include <system_error>
 #include <vector>
 
+#include "artifact/artifact_json.h"
 #include "artifact/artifact_manifest.h"
 #include "artifact/weight_index.h"
 #include "core/dtype.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "runtime/launch_list.h"
 
 namespace websd::fuzz {
 namespace {
@@ -208,6 +210,15 @@ void fuzz_artifact_manifest(FuzzInput data) {
   } catch (const Error&) {
     if (!manifest_accepted) throw;  // rejected by both: report it as the clean rejection it is
   }
+}
+
+void fuzz_launch_list(FuzzInput data) {
+  const artifact::JsonFieldReader reader("launch list", "fuzz input");
+  const nlohmann::json json = reader.parse(as_text(data));
+  const runtime::LaunchList list = runtime::launch_list_from_json(json);
+  const nlohmann::json written = runtime::launch_list_to_json(list);
+  const nlohmann::json again = runtime::launch_list_to_json(runtime::launch_list_from_json(written));
+  if (written != again) throw FuzzInvariantError("an accepted launch list does not survive writing and reading");
 }
 
 }  // namespace websd::fuzz

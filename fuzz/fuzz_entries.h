@@ -3,7 +3,7 @@
 // the fuzzers run. Each entry takes arbitrary bytes and either returns or throws websd::Error (bad
 // input, rejected cleanly). It throws FuzzInvariantError when the code under test accepted the
 // input but broke one of its own promises (a bug); a crash or a sanitizer report is a bug too.
-// Thread-safety: fuzz_safetensors and fuzz_artifact_manifest are; fuzz_tokenizer is not (it
+// Thread-safety: fuzz_safetensors, fuzz_artifact_manifest and fuzz_launch_list are; fuzz_tokenizer is not (it
 // rewrites one scratch folder per process).
 #pragma once
 
@@ -42,6 +42,11 @@ void fuzz_tokenizer(FuzzInput data);
 // accepts them, and what it accepts must survive manifest_to_text / weight_index_to_text and
 // parse again to the same text. Throws websd::Error only when both parsers reject the bytes.
 void fuzz_artifact_manifest(FuzzInput data);
+
+// The bytes are one function's launch list (the artifact's launch_lists section, JSON): the runtime's
+// reader either rejects it or accepts it, and what it accepts must write (launch_list_to_json) to
+// JSON that reads back to the same JSON.
+void fuzz_launch_list(FuzzInput data);
 
 // Runs `entry` the way a libFuzzer target does: websd::Error is an accepted outcome, anything else
 // escapes (libFuzzer then reports the input as a crash).

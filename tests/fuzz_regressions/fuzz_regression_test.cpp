@@ -27,7 +27,8 @@ using Entry = void (*)(FuzzInput);
 const std::map<std::string, Entry>& fuzz_targets() {
   static const std::map<std::string, Entry> targets = {{"safetensors_fuzz", fuzz_safetensors},
                                                        {"tokenizer_fuzz", fuzz_tokenizer},
-                                                       {"artifact_manifest_fuzz", fuzz_artifact_manifest}};
+                                                       {"artifact_manifest_fuzz", fuzz_artifact_manifest},
+                                                       {"launch_list_fuzz", fuzz_launch_list}};
   return targets;
 }
 
