@@ -61,21 +61,15 @@ std::string layout_tag(const std::string& layout) {
   return text;
 }
 
-std::string lower_dtype(DType dtype) {
-  std::string name(dtype_name(dtype));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
 artifact::FunctionSignature signature_of(const graph::Function& function, std::size_t launches,
                                          std::int64_t arena_bytes) {
   artifact::FunctionSignature signature{function.symbol(), {}, {}, launches, static_cast<std::uint64_t>(arena_bytes)};
   for (const auto id : function.inputs()) {
-    signature.inputs.push_back({function.value(id).name, lower_dtype(function.value(id).type.dtype), function.value(id).type.shape});
+    signature.inputs.push_back({function.value(id).name, dtype_lower_name(function.value(id).type.dtype), function.value(id).type.shape});
   }
   for (std::size_t i = 0; i < function.outputs().size(); ++i) {
     const auto& value = function.value(function.outputs()[i]);
-    signature.outputs.push_back({"output" + std::to_string(i), lower_dtype(value.type.dtype), value.type.shape});
+    signature.outputs.push_back({"output" + std::to_string(i), dtype_lower_name(value.type.dtype), value.type.shape});
   }
   return signature;
 }
@@ -148,7 +142,7 @@ passes::Pipeline cpu_build_pipeline(
 
 CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   if (!passes::storage_dtype_supported(options.storage)) {
-    throw Error("build", "--dtype " + lower_dtype(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
+    throw Error("build", "--dtype " + dtype_lower_name(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
   }
   // Opening the backend checks the folder, the configs against each other and every weight.
   const engine::CpuBackend checked(options.model_dir);
@@ -165,6 +159,11 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   const ClipTextConfig clip = clip_config_from_json(config_of("text_encoder").config(), "text_encoder/config.json");
   const UNetConfig unet = unet_config_from_json(config_of("unet").config(), "unet/config.json");
   const VaeConfig vae = vae_config_from_json(config_of("vae").config(), "vae/config.json");
+
+  // The output and the key are checked before any compiling.
+  artifact::ArtifactWriterOptions writer_options;
+  if (options.key_file) writer_options.key = artifact::read_artifact_key(*options.key_file);
+  artifact::ArtifactWriter writer(options.out, "cpu", std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));
   std::map<std::string, std::string> component_of;
@@ -191,9 +190,6 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
     compiled.push_back(std::move(result.function));
   }
 
-  artifact::ArtifactWriterOptions writer_options;
-  if (options.key_file) writer_options.key = artifact::read_artifact_key(*options.key_file);
-  artifact::ArtifactWriter writer(options.out, "cpu", std::move(writer_options));
 
   // Generated kernels for every function's fused groups, in one shared library.
   graph::Module compiled_module;
@@ -284,7 +280,7 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
                                {"latent_size_multiple", info.latent_size_multiple},
                                {"width", width},
                                {"height", height},
-                               {"storage_dtype", lower_dtype(options.storage)},
+                               {"storage_dtype", dtype_lower_name(options.storage)},
                                {"device", tuning::cpu_device_name()}});
   // What the pipeline reads besides the networks: the tokenizer and the scheduler's config.
   for (const char* name : kTokenizerFileNames) {

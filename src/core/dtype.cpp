@@ -1,5 +1,7 @@
 #include "core/dtype.h"
 
+#include <cctype>
+
 #include <array>
 #include <bit>
 #include <cmath>
@@ -126,6 +128,20 @@ void convert_to_f32(const void* src, DType src_dtype, std::size_t count, float* 
       throw Error("dtype", "cannot convert " + std::string(dtype_name(src_dtype)) +
                                " to F32: only F64, F32, F16 and BF16 are float types");
   }
+}
+
+std::string dtype_lower_name(DType dtype) {
+  std::string name(dtype_name(dtype));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::optional<DType> dtype_from_lower_name(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::optional<DType> dtype = dtype_from_name(upper);
+  if (!dtype || dtype_lower_name(*dtype) != name) return std::nullopt;  // "F32" is not a lower-case name
+  return dtype;
 }
 
 }  // namespace websd

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace websd {
@@ -17,6 +18,9 @@ std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
 // Parses the safetensors spelling; nullopt for anything else.
 std::optional<DType> dtype_from_name(std::string_view name);
+// The IR's and the artifact's spelling: the safetensors one in lower case ("f32", "bf16", "i64").
+std::string dtype_lower_name(DType dtype);
+std::optional<DType> dtype_from_lower_name(std::string_view name);
 bool dtype_is_float(DType dtype);
 
 // IEEE binary16 <-> binary32, round-to-nearest-even, NaN and infinities preserved.

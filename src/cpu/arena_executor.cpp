@@ -53,6 +53,10 @@ void ArenaExecutor::bind_weights(const WeightBinder& binder) {
   std::vector<CpuTensor> weights;
   for (const auto& weight : list_.weights) {
     CpuTensor tensor = binder(weight);
+    if (tensor.f32 && static_cast<std::int64_t>(tensor.f32->size()) < weight.type.numel()) {
+      throw Error("cpu", list_.symbol + ": weight '" + weight.name + "' holds " + std::to_string(tensor.f32->size()) +
+                             " values, fewer than " + weight.type.to_string());
+    }
     tensor.type = weight.type;
     tensor.layout = weight.layout;
     weights.push_back(std::move(tensor));

@@ -112,6 +112,13 @@ struct ArtifactBackend::State {
       if (entry == nullptr) throw Error("artifact", artifact.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
       const std::span<const std::byte> bytes = artifact.weight(weight.name);
       const DType dtype = entry->dtype;
+      // A packed weight may be padded, never smaller; a row-major one is exactly its type.
+      const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(dtype);
+      if (weight.layout.empty() ? bytes.size() != logical : bytes.size() < logical) {
+        throw Error("artifact", artifact.dir() + ": weight '" + weight.name + "' holds " + std::to_string(bytes.size()) +
+                                    " bytes, its launch list wants " + weight.type.to_string() +
+                                    " (edited or corrupt: rebuild the artifact)");
+      }
       if (dtype == DType::kF32) {
         // In place: the shard is mapped (or decrypted) for as long as the artifact is open.
         return cpu::CpuTensor::view(weight.type, const_cast<std::byte*>(bytes.data()));
@@ -202,6 +209,12 @@ std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& 
   return {from_cpu(outputs.at(0)), from_cpu(outputs.at(1))};
 }
 
+std::vector<std::string> ArtifactBackend::function_names() const {
+  std::vector<std::string> names;
+  for (const auto& [symbol, list] : state_->lists) names.push_back(symbol);
+  return names;
+}
+
 double ArtifactBackend::run_function_once(const std::string& symbol) {
   const runtime::LaunchList& list = state_->list_of(symbol);
   std::vector<cpu::CpuTensor> inputs;
@@ -210,7 +223,8 @@ double ArtifactBackend::run_function_once(const std::string& symbol) {
     if (dtype_is_float(input.type.dtype)) {
       for (std::int64_t i = 0; i < input.numel(); ++i) input.fdata()[i] = 0.01f * static_cast<float>(i % 197) - 0.9f;
     } else {
-      for (std::int64_t i = 0; i < input.numel(); ++i) (*input.i64)[static_cast<std::size_t>(i)] = i % 300;
+      // Byte-level token ids: every CLIP vocabulary has them.
+      for (std::int64_t i = 0; i < input.numel(); ++i) (*input.i64)[static_cast<std::size_t>(i)] = i % 256;
     }
     inputs.push_back(std::move(input));
   }

@@ -45,6 +45,8 @@ class ArtifactBackend final : public DiffusionBackend {
   std::int64_t width() const;
   std::int64_t height() const;
 
+  // The symbols of the artifact's functions, sorted.
+  std::vector<std::string> function_names() const;
   // Runs function `symbol` on inputs of its own signature filled with deterministic values; for
   // `websd profile` and benchmarks. Returns the wall seconds of the run.
   double run_function_once(const std::string& symbol);

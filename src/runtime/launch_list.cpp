@@ -1,6 +1,6 @@
 #include "runtime/launch_list.h"
 
-#include <cctype>
+#include <algorithm>
 
 #include "artifact/artifact_json.h"
 #include "core/error.h"
@@ -10,14 +10,8 @@ namespace {
 
 constexpr const char* kFix = "the launch_lists section was edited or is corrupt: rebuild the artifact";
 
-std::string lower_dtype_name(DType dtype) {
-  std::string name(dtype_name(dtype));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
 nlohmann::json type_to_json(const graph::TensorType& type) {
-  return {{"dtype", lower_dtype_name(type.dtype)}, {"shape", type.shape}};
+  return {{"dtype", dtype_lower_name(type.dtype)}, {"shape", type.shape}};
 }
 
 // Attribute values keep their kind through JSON: an empty list or a whole float would otherwise
@@ -54,9 +48,7 @@ class ListReader {
   graph::TensorType type(const nlohmann::json& object, const std::string& where) const {
     graph::TensorType type;
     const std::string name = reader_.string(object, "dtype", where);
-    std::string upper = name;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const auto dtype = dtype_from_name(upper);
+    const auto dtype = dtype_from_lower_name(name);
     if (!dtype) reader_.fail(artifact::json_field_name(where, "dtype") + " is unknown: " + artifact::quote_for_message(name));
     type.dtype = *dtype;
     const nlohmann::json& shape = reader_.array(object, "shape", where);
@@ -85,9 +77,11 @@ class ListReader {
           attrs.set(name, value.get<double>());
         } else if (kind == "string" && value.is_string()) {
           attrs.set(name, value.get<std::string>());
-        } else if (kind == "ints" && value.is_array()) {
+        } else if (kind == "ints" && value.is_array() &&
+                   std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_number_integer(); })) {
           attrs.set(name, value.get<std::vector<std::int64_t>>());
-        } else if (kind == "floats" && value.is_array()) {
+        } else if (kind == "floats" && value.is_array() &&
+                   std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_number(); })) {
           attrs.set(name, value.get<std::vector<double>>());
         } else {
           reader_.fail(item + " has kind " + artifact::quote_for_message(kind) + " holding " + artifact::json_kind(value));
@@ -185,8 +179,12 @@ LaunchList launch_list_from_json(const nlohmann::json& json) {
       value.placement = Placement::kArena;
       value.offset = r.integer(values[i], "offset", where);
       const std::int64_t bytes = value.type.numel() * static_cast<std::int64_t>(dtype_size(value.type.dtype));
-      if (value.offset < 0 || value.offset % kArenaAlignment != 0 || value.offset > list.arena_bytes - bytes) {
+      if (value.offset < 0 || value.offset > list.arena_bytes - bytes) {
         r.fail(where + " lies outside the arena of " + std::to_string(list.arena_bytes) + " bytes");
+      }
+      if (value.offset % kArenaAlignment != 0) {
+        r.fail(where + ".offset " + std::to_string(value.offset) + " is not a multiple of " +
+               std::to_string(kArenaAlignment));
       }
       if (values[i].contains("view_of")) {
         const std::int64_t base = r.integer(values[i], "view_of", where);
@@ -213,6 +211,26 @@ LaunchList launch_list_from_json(const nlohmann::json& json) {
     list.input_names.push_back(names[i].get<std::string>());
   }
   list.outputs = reader.ids(json, "outputs", "", list.values.size());
+
+  // Input i is a value placed as input i; every view of an input or a weight has its dtype and fits
+  // in it, so no kernel reads past what the caller or the artifact provides.
+  for (std::size_t i = 0; i < list.inputs.size(); ++i) {
+    const LaunchValue& input = list.values[list.inputs[i]];
+    if (input.placement != Placement::kInput || input.index != static_cast<std::int64_t>(i)) {
+      r.fail("inputs[" + std::to_string(i) + "] is not a value placed as input " + std::to_string(i));
+    }
+  }
+  for (std::size_t v = 0; v < list.values.size(); ++v) {
+    const LaunchValue& value = list.values[v];
+    if (value.placement == Placement::kArena) continue;
+    const graph::TensorType& whole = value.placement == Placement::kInput
+                                         ? list.values[list.inputs[static_cast<std::size_t>(value.index)]].type
+                                         : list.weights[static_cast<std::size_t>(value.index)].type;
+    if (value.type.dtype != whole.dtype || value.type.numel() > whole.numel()) {
+      r.fail("values[" + std::to_string(v) + "] " + value.type.to_string() + " does not fit the " +
+             (value.placement == Placement::kInput ? "input " : "weight ") + whole.to_string() + " it views");
+    }
+  }
 
   // Every value read must be an input, a weight, or written by an earlier launch.
   std::vector<bool> ready(list.values.size(), false);

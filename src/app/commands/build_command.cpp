@@ -10,6 +10,7 @@
 #include <string>
 
 #include "app/command_registry.h"
+#include "artifact/weight_index.h"
 #include "compiler/cpu_artifact_build.h"
 #include "core/error.h"
 #include "engine/demo_model.h"
@@ -31,10 +32,9 @@ struct BuildCommandOptions {
 };
 
 DType storage_dtype(const std::string& name) {
-  if (name == "f32") return DType::kF32;
-  if (name == "f16") return DType::kF16;
-  if (name == "bf16") return DType::kBF16;
-  throw Error("build", "--dtype " + name + ": unknown weight storage type (use f32, f16 or bf16)");
+  const std::optional<DType> dtype = artifact::weight_dtype_from_name(name);
+  if (!dtype) throw Error("build", "--dtype " + name + ": unknown weight storage type (use f32, f16 or bf16)");
+  return *dtype;
 }
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }

@@ -149,10 +149,17 @@ void run_generate(const GenerateOptions& options) {
     auto artifact = std::make_unique<engine::ArtifactBackend>(
         options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
     model_dir = artifact->model_files_dir();
-    // An artifact runs the size it was built for: that is the default.
+    // An artifact runs the size it was built for: that is the default, and another is refused now.
     if (request.params.width == 0 && request.params.height == 0 && !request.init_image && !request.init_latents) {
       request.params.width = artifact->width();
       request.params.height = artifact->height();
+    }
+    const auto asked = [](std::int64_t given, std::int64_t built) { return given != 0 && given != built; };
+    if (asked(request.params.width, artifact->width()) || asked(request.params.height, artifact->height())) {
+      throw Error("generate", options.artifact + " was built for " + std::to_string(artifact->width()) + "x" +
+                                  std::to_string(artifact->height()) + " images, not " +
+                                  std::to_string(request.params.width) + "x" + std::to_string(request.params.height) +
+                                  " (rebuild it with websd build --width W --height H)");
     }
     backend_owner = std::move(artifact);
   } else {

@@ -41,6 +41,12 @@ void run_profile(const ProfileOptions& options) {
   if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
   engine::ArtifactBackend backend(options.artifact,
                                   options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  const std::vector<std::string> functions = backend.function_names();
+  if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {
+    std::string names;
+    for (const auto& name : functions) names += (names.empty() ? "" : ", ") + name;
+    throw Error("profile", options.artifact + " has no function '" + options.function + "' (it has: " + names + ")");
+  }
   std::cerr << "websd profile: " << options.function << ": warm-up run\n";
   const double warmup = backend.run_function_once(options.function);
   cpu::OpProfile profile;
