@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/error_text.h"
 #include "cpu/cpu_executor.h"
 #include "cpu_test_util.h"
 #include "graph/op_registry.h"
@@ -52,14 +53,7 @@ std::vector<CpuTensor> graph_executor_outputs(const graph::Function& function, c
   return executor.run({x});
 }
 
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using websd::test::error_of;
 
 const graph::TensorType kInputType{DType::kF32, {2, 3}};
 const std::vector<float> kInputA = {0.0f, 1.0f, -2.0f, 3.5f, 4.0f, -0.25f};

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "support/error_text.h"
 #include "engine_test_support.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
@@ -56,14 +57,7 @@ std::string artifact_copy(const std::string& name) {
   return copy.string();
 }
 
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using websd::test::error_of;
 
 TEST(ArtifactBackend, ReportsTheModelItWasBuiltFrom) {
   const ModelInfo& built = test::tiny_artifact_backend().info();

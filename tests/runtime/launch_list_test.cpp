@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/error_text.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
 #include "support/launch_test_function.h"
@@ -37,14 +38,7 @@ Lowered lowered_small_function() {
 // Through the text the manifest holds, as an artifact is written and read.
 LaunchList through_text(const json& list_json) { return launch_list_from_json(json::parse(list_json.dump())); }
 
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
+using websd::test::error_of;
 
 void expect_same_lists(const LaunchList& actual, const LaunchList& expected) {
   EXPECT_EQ(actual.symbol, expected.symbol);
