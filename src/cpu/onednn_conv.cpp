@@ -146,10 +146,26 @@ std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
   return key.str();
 }
 
+// Primitives (with the scratch memory oneDNN keeps for them) by geometry, and the reorder and
+// im2col buffers of the calling thread; conv_release_caches() empties both.
+struct ConvCaches {
+  std::mutex mutex;
+  std::map<ConvKey, ConvPlan> plans;
+};
+
+ConvCaches& caches() {
+  static ConvCaches instance;
+  return instance;
+}
+
+struct ThreadScratch {
+  std::vector<float> rows, src, dst;
+};
+thread_local ThreadScratch thread_scratch;
+
 const ConvPlan& plan_for(const ConvGeometry& g) {
-  static std::mutex mutex;
-  static std::map<ConvKey, ConvPlan> plans;
-  const std::lock_guard<std::mutex> lock(mutex);
+  auto& plans = caches().plans;
+  const std::lock_guard<std::mutex> lock(caches().mutex);
   const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
   const auto found = plans.find(key);
   if (found != plans.end()) return found->second;
@@ -233,6 +249,14 @@ auto with_onednn_errors(const ConvGeometry& g, const Body& body) {
 
 }  // namespace
 
+void conv_release_caches() {
+  {
+    const std::lock_guard<std::mutex> lock(caches().mutex);
+    caches().plans.clear();
+  }
+  thread_scratch = ThreadScratch{};
+}
+
 std::string conv_weight_layout(const ConvGeometry& geometry) {
   return with_onednn_errors(geometry, [&] { return plan_for(geometry).weight_layout; });
 }
@@ -260,7 +284,7 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     if (plan.as_gemm) {
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
       // The unfolded rows (up to ~24 MB for SD 1.5) live in a buffer reused by later calls.
-      static thread_local std::vector<float> rows;
+      std::vector<float>& rows = thread_scratch.rows;
       if (!pointwise) {
         rows.resize(std::max(rows.size(), plan.src.get_size() / sizeof(float)));
         im2col_nhwc(g, x, rows.data());
@@ -277,10 +301,9 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     const Tag tag = activation_tag(g.layout);
     const memory user_src({logical_dims(g.x, g.layout), kF32, tag}, engine, const_cast<float*>(x));
     const memory user_dst({logical_dims(g.y, g.layout), kF32, tag}, engine, y);
-    static thread_local std::vector<float> src_scratch, dst_scratch;
-    const memory src = to_layout(user_src, plan.src, src_scratch);
+    const memory src = to_layout(user_src, plan.src, thread_scratch.src);
     // With accumulation the destination's current values are an input: bring them along.
-    memory dst = to_layout(user_dst, plan.dst, dst_scratch, g.accumulate);
+    memory dst = to_layout(user_dst, plan.dst, thread_scratch.dst, g.accumulate);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{g.w[0]}, kF32, Tag::x}, engine, const_cast<float*>(bias));
     plan.primitive.execute(stream, args);

@@ -32,6 +32,12 @@ std::string conv_weight_layout(const ConvGeometry& geometry);
 // The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs.
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw);
 
+// Drops every cached primitive (and the scratch memory oneDNN holds for it) and the calling
+// thread's reorder and im2col buffers; later calls rebuild what they need. For a backend that
+// switches to another network: the previous network's convolutions would otherwise stay resident
+// (1.7 GiB after a 512x512 VAE decode). Must not run concurrently with a convolution.
+void conv_release_caches();
+
 // `w` is in conv_weight_layout(geometry) when `w_packed`, else plain OIHW; bias [O] or nullptr.
 void onednn_conv2d(const ConvGeometry& geometry, const float* x, const float* w, bool w_packed, const float* bias,
                    float* y);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "cpu/arena_executor.h"
 #include "cpu/kernel_library.h"
+#include "cpu/onednn_conv.h"
 #include "runtime/launch_list.h"
 
 namespace websd::engine {
@@ -95,6 +96,7 @@ struct ArtifactBackend::State {
       }
     }
     if (released) {
+      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
       malloc_trim(0);
       artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
     }
@@ -157,7 +159,11 @@ ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, std::optional<
                                  Residency residency)
     : state_(std::make_unique<State>(artifact_dir, std::move(key_file), residency)) {}
 
-ArtifactBackend::~ArtifactBackend() = default;
+ArtifactBackend::~ArtifactBackend() {
+  state_.reset();
+  cpu::conv_release_caches();
+  malloc_trim(0);
+}
 
 const ModelInfo& ArtifactBackend::info() const { return state_->info; }
 std::int64_t ArtifactBackend::width() const { return state_->width; }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "cpu/arena_executor.h"
 #include "cpu/cpu_executor.h"
+#include "cpu/onednn_conv.h"
 #include "engine/component_weights.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
@@ -150,7 +151,10 @@ struct CpuBackend::State {
     release(Network::kText, *clip_weights, {&clip_executors});
     release(Network::kUNet, *unet_weights, {&unet_executors});
     release(Network::kVae, *vae_weights, {&decode_executors, &encode_executors});
-    if (released) malloc_trim(0);
+    if (released) {
+      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
+      malloc_trim(0);
+    }
   }
 
   void check_configs_fit(const std::string& dir) const {
@@ -170,7 +174,11 @@ struct CpuBackend::State {
 CpuBackend::CpuBackend(const std::string& model_dir, Residency residency, const tuning::TuningDb* tuning_db)
     : state_(std::make_unique<State>(model_dir, residency, tuning_db)) {}
 
-CpuBackend::~CpuBackend() = default;
+CpuBackend::~CpuBackend() {
+  state_.reset();
+  cpu::conv_release_caches();
+  malloc_trim(0);
+}
 
 const ModelInfo& CpuBackend::info() const { return state_->info; }
 
