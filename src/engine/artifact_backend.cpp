@@ -159,11 +159,7 @@ ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, std::optional<
                                  Residency residency)
     : state_(std::make_unique<State>(artifact_dir, std::move(key_file), residency)) {}
 
-ArtifactBackend::~ArtifactBackend() {
-  state_.reset();
-  cpu::conv_release_caches();
-  malloc_trim(0);
-}
+ArtifactBackend::~ArtifactBackend() = default;
 
 const ModelInfo& ArtifactBackend::info() const { return state_->info; }
 std::int64_t ArtifactBackend::width() const { return state_->width; }

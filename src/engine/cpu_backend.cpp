@@ -174,11 +174,7 @@ struct CpuBackend::State {
 CpuBackend::CpuBackend(const std::string& model_dir, Residency residency, const tuning::TuningDb* tuning_db)
     : state_(std::make_unique<State>(model_dir, residency, tuning_db)) {}
 
-CpuBackend::~CpuBackend() {
-  state_.reset();
-  cpu::conv_release_caches();
-  malloc_trim(0);
-}
+CpuBackend::~CpuBackend() = default;
 
 const ModelInfo& CpuBackend::info() const { return state_->info; }
 

@@ -17,6 +17,7 @@
 #include "app/command_registry.h"
 #include "app/process_stats.h"
 #include "core/error.h"
+#include "cpu/onednn_conv.h"
 #include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
 #include "engine/demo_model.h"
@@ -212,7 +213,10 @@ void run_bench(const BenchOptions& options) {
       std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
     }
   }
-  malloc_trim(0);  // the model's backend is gone: its pages go back before the next phase's peak
+  // The model's backend is gone: its convolution primitives and pages go back before the next
+  // phase's peak (backends release them when they switch networks, not when they close).
+  cpu::conv_release_caches();
+  malloc_trim(0);
   if (!options.artifact.empty()) {
     BenchResult& result = results.emplace_back();
     result.backend = "artifact";
