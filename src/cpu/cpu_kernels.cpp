@@ -46,6 +46,12 @@ CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
   return tensor;
 }
 
+CpuTensor CpuTensor::from_host(const HostTensor& tensor) {
+  return {graph::TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
+}
+
+HostTensor CpuTensor::to_host() const { return HostTensor(type.shape, std::vector<float>(fdata(), fdata() + numel())); }
+
 CpuTensor CpuTensor::view(const graph::TensorType& type, void* data) {
   CpuTensor tensor{type, nullptr, nullptr};
   if (dtype_is_float(type.dtype)) {

@@ -28,6 +28,9 @@ struct CpuTensor {
 
   // Allocates uninitialised-by-contract storage of the right kind for `type`.
   static CpuTensor allocate(const graph::TensorType& type);
+  // A float32 copy of a host tensor, and back.
+  static CpuTensor from_host(const HostTensor& tensor);
+  HostTensor to_host() const;
   // A view of `data` (float32 for float dtypes, int64 otherwise), which must hold numel() values.
   static CpuTensor view(const graph::TensorType& type, void* data);
   const float* fdata() const { return f32_view != nullptr ? f32_view : f32->data(); }

@@ -25,14 +25,6 @@ std::int64_t model_int(const nlohmann::json& model, const char* key) {
   return it->get<std::int64_t>();
 }
 
-cpu::CpuTensor to_cpu(const HostTensor& tensor) {
-  return {graph::TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
-}
-
-HostTensor from_cpu(const cpu::CpuTensor& tensor) {
-  return HostTensor(tensor.type.shape, std::vector<float>(tensor.fdata(), tensor.fdata() + tensor.numel()));
-}
-
 }  // namespace
 
 struct ArtifactBackend::State {
@@ -49,11 +41,13 @@ struct ArtifactBackend::State {
   State(const std::string& dir, std::optional<std::string> key_file, Residency residency_policy)
       : artifact(artifact::Artifact::open(dir, {"cpu", std::move(key_file), false})), residency(residency_policy) {
     const nlohmann::json* model = artifact.section("model");
-    if (model == nullptr || !model->is_object()) throw Error("artifact", dir + ": no model section (rebuild the artifact)");
+    if (model == nullptr || !model->is_object())
+      throw Error("artifact", dir + ": no model section (rebuild the artifact)");
     info.latent_channels = model_int(*model, "latent_channels");
     info.vae_scale_factor = model_int(*model, "vae_scale_factor");
     const auto scaling = model->find("vae_scaling_factor");
-    if (scaling == model->end() || !scaling->is_number()) throw Error("artifact", dir + ": the model section lacks vae_scaling_factor");
+    if (scaling == model->end() || !scaling->is_number())
+      throw Error("artifact", dir + ": the model section lacks vae_scaling_factor");
     info.vae_scaling_factor = scaling->get<double>();
     info.max_tokens = model_int(*model, "max_tokens");
     info.sample_size = model_int(*model, "sample_size");
@@ -64,10 +58,12 @@ struct ArtifactBackend::State {
     height = model_int(*model, "height");
 
     const nlohmann::json* section = artifact.section("launch_lists");
-    if (section == nullptr || !section->is_object()) throw Error("artifact", dir + ": no launch_lists section (rebuild the artifact)");
+    if (section == nullptr || !section->is_object())
+      throw Error("artifact", dir + ": no launch_lists section (rebuild the artifact)");
     for (const auto& [symbol, json] : section->items()) {
       runtime::LaunchList list = runtime::launch_list_from_json(json);
-      if (list.symbol != symbol) throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
+      if (list.symbol != symbol)
+        throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
       lists.emplace(symbol, std::move(list));
     }
     const nlohmann::json* kernels = artifact.section("kernels");
@@ -111,15 +107,17 @@ struct ArtifactBackend::State {
     auto made = std::make_unique<cpu::ArenaExecutor>(list->second, library ? &*library : nullptr);
     made->bind_weights([this](const runtime::LaunchWeight& weight) {
       const artifact::WeightEntry* entry = artifact.find_weight(weight.name);
-      if (entry == nullptr) throw Error("artifact", artifact.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
+      if (entry == nullptr)
+        throw Error("artifact",
+                    artifact.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
       const std::span<const std::byte> bytes = artifact.weight(weight.name);
       const DType dtype = entry->dtype;
       // A packed weight may be padded, never smaller; a row-major one is exactly its type.
       const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(dtype);
       if (weight.layout.empty() ? bytes.size() != logical : bytes.size() < logical) {
-        throw Error("artifact", artifact.dir() + ": weight '" + weight.name + "' holds " + std::to_string(bytes.size()) +
-                                    " bytes, its launch list wants " + weight.type.to_string() +
-                                    " (edited or corrupt: rebuild the artifact)");
+        throw Error("artifact", artifact.dir() + ": weight '" + weight.name + "' holds " +
+                                    std::to_string(bytes.size()) + " bytes, its launch list wants " +
+                                    weight.type.to_string() + " (edited or corrupt: rebuild the artifact)");
       }
       if (dtype == DType::kF32) {
         // In place: the shard is mapped (or decrypted) for as long as the artifact is open.
@@ -183,13 +181,15 @@ void ArtifactBackend::set_profile(cpu::OpProfile* profile) {
 
 HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
   if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
-    throw Error("engine", "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
+    throw Error("engine",
+                "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
   }
   const std::string symbol = batch == 2 ? "clip" : "clip_b1";
   const Shape shape{batch, static_cast<std::int64_t>(ids.size()) / batch};
   state_->check_shapes(symbol, {shape}, "token ids");
-  cpu::CpuTensor input{graph::TensorType{DType::kI64, shape}, nullptr, std::make_shared<std::vector<std::int64_t>>(ids)};
-  return from_cpu(state_->executor(symbol).run({input}).at(0));
+  cpu::CpuTensor input{graph::TensorType{DType::kI64, shape}, nullptr,
+                       std::make_shared<std::vector<std::int64_t>>(ids)};
+  return state_->executor(symbol).run({input}).at(0).to_host();
 }
 
 HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
@@ -197,18 +197,22 @@ HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, cons
   const std::string symbol = batch == 2 ? "unet" : "unet_b1";
   state_->check_shapes(symbol, {sample.shape, {batch}, context.shape}, "UNet sample");
   HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
-  return from_cpu(state_->executor(symbol).run({to_cpu(sample), to_cpu(timesteps), to_cpu(context)}).at(0));
+  return state_->executor(symbol)
+      .run(
+          {cpu::CpuTensor::from_host(sample), cpu::CpuTensor::from_host(timesteps), cpu::CpuTensor::from_host(context)})
+      .at(0)
+      .to_host();
 }
 
 HostTensor ArtifactBackend::vae_decode(const HostTensor& latents) {
   state_->check_shapes("vae_decode", {latents.shape}, "latents");
-  return from_cpu(state_->executor("vae_decode").run({to_cpu(latents)}).at(0));
+  return state_->executor("vae_decode").run({cpu::CpuTensor::from_host(latents)}).at(0).to_host();
 }
 
 std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
   state_->check_shapes("vae_encode", {image.shape}, "image");
-  const std::vector<cpu::CpuTensor> outputs = state_->executor("vae_encode").run({to_cpu(image)});
-  return {from_cpu(outputs.at(0)), from_cpu(outputs.at(1))};
+  const std::vector<cpu::CpuTensor> outputs = state_->executor("vae_encode").run({cpu::CpuTensor::from_host(image)});
+  return {outputs.at(0).to_host(), outputs.at(1).to_host()};
 }
 
 std::vector<std::string> ArtifactBackend::function_names() const {

@@ -57,22 +57,14 @@ struct ExecutorCache {
         passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements)), nullptr);
     executor->bind_weights([this, &packings, &function](const runtime::LaunchWeight& weight) {
       const std::optional<cpu::WeightPacking>& packing = packings.at(weight.name);
-      return cpu::CpuTensor{weight.type,
-                            weights->get(function.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr),
-                            nullptr};
+      return cpu::CpuTensor{
+          weight.type, weights->get(function.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr),
+          nullptr};
     });
     executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;
   }
 };
-
-cpu::CpuTensor to_cpu(const HostTensor& tensor) {
-  return {graph::TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
-}
-
-HostTensor from_cpu(const cpu::CpuTensor& tensor) {
-  return HostTensor(tensor.type.shape, std::vector<float>(tensor.fdata(), tensor.fdata() + tensor.numel()));
-}
 
 void require_rank(const HostTensor& tensor, std::size_t rank, const char* what, const char* layout) {
   if (tensor.shape.size() != rank || tensor.numel() != shape_numel(tensor.shape)) {
@@ -214,7 +206,7 @@ HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::in
       state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
   cpu::CpuTensor input{graph::TensorType{DType::kI64, {batch, tokens}}, nullptr,
                        std::make_shared<std::vector<std::int64_t>>(ids)};
-  return from_cpu(executor.run({input}).at(0));
+  return executor.run({input}).at(0).to_host();
 }
 
 HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
@@ -231,7 +223,11 @@ HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const Hos
   });
   // diffusers broadcasts one timestep over the batch and embeds it in float32.
   HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
-  return from_cpu(executor.run({to_cpu(sample), to_cpu(timesteps), to_cpu(context)}).at(0));
+  return executor
+      .run(
+          {cpu::CpuTensor::from_host(sample), cpu::CpuTensor::from_host(timesteps), cpu::CpuTensor::from_host(context)})
+      .at(0)
+      .to_host();
 }
 
 HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
@@ -240,7 +236,7 @@ HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
   state_->activate(State::Network::kVae);
   auto& executor =
       state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
-  return from_cpu(executor.run({to_cpu(latents)}).at(0));
+  return executor.run({cpu::CpuTensor::from_host(latents)}).at(0).to_host();
 }
 
 std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image) {
@@ -249,8 +245,8 @@ std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image
   state_->activate(State::Network::kVae);
   auto& executor =
       state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
-  const std::vector<cpu::CpuTensor> outputs = executor.run({to_cpu(image)});
-  return {from_cpu(outputs.at(0)), from_cpu(outputs.at(1))};
+  const std::vector<cpu::CpuTensor> outputs = executor.run({cpu::CpuTensor::from_host(image)});
+  return {outputs.at(0).to_host(), outputs.at(1).to_host()};
 }
 
 }  // namespace websd::engine
