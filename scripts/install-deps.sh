@@ -11,6 +11,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev                   # unit and parity tests
   libbenchmark-dev                            # bench/ programs
   libdnnl-dev                                 # CPU target: oneDNN GEMM and convolution (JIT for the machine's ISA)
+  ocl-icd-opencl-dev                          # oneDNN's CMake package (dnnl-config.cmake) looks for OpenCL;
+                                              # a Recommends of libdnnl-dev that --no-install-recommends skips
   libspng-dev                                 # PNG: generated images out, img2img init images in
   libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
 )
