@@ -99,9 +99,7 @@ void read_post_processor(const nlohmann::json& root, const std::string& path, Hf
 
 BpeVocab read_vocab_json(const std::string& path) { return parse_vocab(json_read_file(path), path); }
 
-std::vector<BpeMerge> read_merges_txt(const std::string& path) {
-  const MappedFile file(path);
-  const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& origin) {
   std::vector<BpeMerge> merges;
   std::size_t line_number = 0;
   bool has_header = false;
@@ -119,7 +117,7 @@ std::vector<BpeMerge> read_merges_txt(const std::string& path) {
     if (line.empty()) continue;
     std::optional<BpeMerge> merge = split_merge(line);
     if (!merge) {
-      throw Error("tokenizer", path + ": line " + std::to_string(line_number) + " is '" + shown(line) +
+      throw Error("tokenizer", origin + ": line " + std::to_string(line_number) + " is '" + shown(line) +
                                    "', not two symbols separated by one space (is this a BPE merges.txt?)");
     }
     merges.push_back(std::move(*merge));
@@ -127,9 +125,15 @@ std::vector<BpeMerge> read_merges_txt(const std::string& path) {
   // A header-only file is a valid vocabulary without merges (byte-level tokens only, as
   // `websd make-model` writes); an empty file is more likely a broken download.
   if (merges.empty() && !has_header) {
-    throw Error("tokenizer", path + ": no merges and no #version header (the file is empty; use the model's merges.txt)");
+    throw Error("tokenizer",
+                origin + ": no merges and no #version header (the file is empty; use the model's merges.txt)");
   }
   return merges;
+}
+
+std::vector<BpeMerge> read_merges_txt(const std::string& path) {
+  const MappedFile file(path);
+  return parse_merges_txt(std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size()), path);
 }
 
 HfTokenizerJson read_tokenizer_json(const std::string& path) {

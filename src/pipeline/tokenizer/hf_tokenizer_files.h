@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/tokenizer/bpe_model.h"
@@ -16,6 +17,8 @@ namespace websd {
 BpeVocab read_vocab_json(const std::string& path);
 // One "left right" pair a line, in rank order; a leading "#version" line and blank lines are skipped.
 std::vector<BpeMerge> read_merges_txt(const std::string& path);
+// The same from text already in memory (e.g. websd's bundled copy); `origin` names it in errors.
+std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& origin);
 
 // What tokenizer.json says about a CLIP tokenizer. The normalizer and pre-tokenizer sections are not
 // interpreted: websd always applies CLIP's (see clip_tokenizer.h); the model must be a BPE with
