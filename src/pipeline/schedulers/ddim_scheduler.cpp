@@ -27,7 +27,7 @@ DdimScheduler::DdimScheduler(const nlohmann::json& config, const std::string& or
       prediction_(read_prediction_type(config_, true)),
       x0_limit_(read_x0_limit(config_, true, true)),
       spacing_(read_timestep_spacing(config_)),
-      steps_offset_(static_cast<int>(config_.get_int("steps_offset", 0, num_train_timesteps()))),
+      steps_offset_(read_steps_offset(config_, spacing_, num_train_timesteps())),
       final_alpha_cumprod_(config_.get_bool("set_alpha_to_one") ? 1.0f : noise_.alphas_cumprod.front()) {}
 
 void DdimScheduler::build_schedule(int count) {

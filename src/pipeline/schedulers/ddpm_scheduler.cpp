@@ -28,10 +28,14 @@ DdpmScheduler::DdpmScheduler(const nlohmann::json& config, const std::string& or
       prediction_(read_prediction_type(config_, true)),
       x0_limit_(read_x0_limit(config_, true, true)),
       spacing_(read_timestep_spacing(config_)),
-      steps_offset_(static_cast<int>(config_.get_int("steps_offset", 0, num_train_timesteps()))) {
+      steps_offset_(read_steps_offset(config_, spacing_, num_train_timesteps())) {
   // "learned"/"learned_range" split a doubled model output and "fixed_large_log" takes the square root
-  // of a logarithm; SD checkpoints use none of them.
-  const std::string variance = config_.get_choice("variance_type", {"fixed_small", "fixed_small_log", "fixed_large"});
+  // of a logarithm (NaN noise in diffusers); SD checkpoints use none of them. null falls through
+  // diffusers' _get_variance with the clamped posterior variance, which is "fixed_small".
+  const std::string variance =
+      config_.is_null("variance_type")
+          ? "fixed_small"
+          : config_.get_choice("variance_type", {"fixed_small", "fixed_small_log", "fixed_large"});
   variance_ = variance == "fixed_small"
                   ? Variance::kFixedSmall
                   : (variance == "fixed_small_log" ? Variance::kFixedSmallLog : Variance::kFixedLarge);

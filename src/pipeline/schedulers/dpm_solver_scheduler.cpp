@@ -50,12 +50,20 @@ DpmSolverScheduler::DpmSolverScheduler(const nlohmann::json& config, const std::
   karras_ = config_.get_bool("use_karras_sigmas");
   final_sigma_zero_ = config_.get_choice("final_sigmas_type", {"zero", "sigma_min"}) == "zero";
   for (const char* key : {"use_exponential_sigmas", "use_beta_sigmas", "use_lu_lambdas", "use_flow_sigmas"}) {
-    config_.require_value(key, false, "only the training and Karras sigma schedules are implemented");
+    config_.require_false(key, "only the training and Karras sigma schedules are implemented");
   }
-  config_.require_value("use_dynamic_shifting", false, "dynamic shifting belongs to flow-matching models");
-  config_.require_value("variance_type", nullptr, "learned variances need a model that predicts them");
-  config_.get_choice("time_shift_type", {"exponential"});
-  config_.get_number("flow_shift");
+  // Dynamic shifting only sets flow_shift, which only the flow sigmas (refused above) read: without
+  // them diffusers accepts the flag and it changes nothing, so websd reads and ignores it too.
+  config_.get_bool("use_dynamic_shifting");
+  config_.check_unused_string("time_shift_type");
+  config_.check_unused_number("flow_shift");
+  // Only "learned" and "learned_range" do anything (they keep 3 of the model's output channels);
+  // any other value, such as a DDPM config's "fixed_small", is ignored by diffusers.
+  const auto& variance = config_.get("variance_type");
+  if (!variance.is_null() && !variance.is_string()) config_.fail("variance_type", "expected a string or null");
+  if (variance == "learned" || variance == "learned_range") {
+    config_.fail("variance_type", "not supported by websd (learned variances need a model that predicts them)");
+  }
 
   // Clip the schedule where lambda(t) = log(alpha_t / sigma_t) falls below lambda_min_clipped.
   const double lambda_min = config_.get_number("lambda_min_clipped");

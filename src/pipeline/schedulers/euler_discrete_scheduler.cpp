@@ -3,8 +3,19 @@
 #include <cmath>
 
 #include "pipeline/schedulers/sample_math.h"
+#include "pipeline/schedulers/sigma_math.h"
 
 namespace websd::schedulers {
+namespace {
+
+// diffusers' Euler step still takes "original_sample" for "sample", "for backwards compatibility";
+// the resolved config shows the name it stands for.
+SchedulerConfig with_sample_alias(SchedulerConfig config) {
+  if (config.get("prediction_type") == "original_sample") config.replace("prediction_type", "sample");
+  return config;
+}
+
+}  // namespace
 
 std::vector<ConfigKey> EulerDiscreteScheduler::config_keys() {
   return {{"num_train_timesteps", 1000},     {"beta_start", 0.0001},        {"beta_end", 0.02},
@@ -16,18 +27,17 @@ std::vector<ConfigKey> EulerDiscreteScheduler::config_keys() {
 }
 
 EulerDiscreteScheduler::EulerDiscreteScheduler(const nlohmann::json& config, const std::string& origin)
-    : SigmaScheduler(SchedulerConfig(kClassName, config_keys(), config, origin), ZeroSnr::kRescaleAndClamp),
+    : SigmaScheduler(with_sample_alias(SchedulerConfig(kClassName, config_keys(), config, origin)),
+                     ZeroSnr::kRescaleAndClamp),
       prediction_(read_prediction_type(config_, true)) {
   config_.get_choice("interpolation_type", {"linear"});
   sigma_options_.karras = read_karras_flag();
-  for (const char* key : {"sigma_min", "sigma_max"}) {
-    const auto bound = config_.get_optional_number(key);
-    if (bound && !(*bound > 0)) config_.fail(key, "expected null or a positive number");
-  }
-  sigma_options_.sigma_min = config_.get_optional_number("sigma_min");
-  sigma_options_.sigma_max = config_.get_optional_number("sigma_max");
+  sigma_options_.sigma_min = read_karras_bound(config_, "sigma_min", sigma_options_.karras);
+  sigma_options_.sigma_max = read_karras_bound(config_, "sigma_max", sigma_options_.karras);
   sigma_options_.final_sigma_min = config_.get_choice("final_sigmas_type", {"zero", "sigma_min"}) == "sigma_min";
-  continuous_timesteps_ = config_.get_choice("timestep_type", {"discrete", "continuous"}) == "continuous" &&
+  // null takes the discrete path: diffusers only asks whether the type is "continuous".
+  continuous_timesteps_ = !config_.is_null("timestep_type") &&
+                          config_.get_choice("timestep_type", {"discrete", "continuous"}) == "continuous" &&
                           prediction_ == PredictionType::kVPrediction;
 }
 

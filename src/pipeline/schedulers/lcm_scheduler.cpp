@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "pipeline/schedulers/numpy_compat.h"
-#include "pipeline/schedulers/timestep_spacing.h"
 
 namespace websd::schedulers {
 
@@ -35,9 +34,10 @@ LcmScheduler::LcmScheduler(const nlohmann::json& config, const std::string& orig
           static_cast<int>(config_.get_int("original_inference_steps", 1, num_train_timesteps()))),
       timestep_scaling_(static_cast<float>(config_.get_number("timestep_scaling"))),
       final_alpha_cumprod_(config_.get_bool("set_alpha_to_one") ? 1.0f : noise_.alphas_cumprod.front()) {
-  // diffusers keeps these keys but LCM's schedule ignores them; they are still checked for sense.
-  read_timestep_spacing(config_);
-  config_.get_int("steps_offset", 0, num_train_timesteps());
+  // diffusers keeps these keys but never reads them in LCMScheduler: any spacing name, or null, is
+  // accepted; an offset must still be a whole number (or null) like everywhere else.
+  config_.check_unused_string("timestep_spacing");
+  if (!config_.is_null("steps_offset")) config_.get_int("steps_offset", 0, num_train_timesteps());
 }
 
 void LcmScheduler::build_schedule(int count) {

@@ -11,7 +11,7 @@ MultistepScheduler::MultistepScheduler(SchedulerConfig config, ZeroSnr zero_snr,
       prediction_(read_prediction_type(config_, sample_prediction_supported)),
       x0_limit_(read_x0_limit(config_, true, false)),
       spacing_(read_timestep_spacing(config_)),
-      steps_offset_(static_cast<int>(config_.get_int("steps_offset", 0, num_train_timesteps()))),
+      steps_offset_(read_steps_offset(config_, spacing_, num_train_timesteps())),
       solver_order_(static_cast<int>(config_.get_int("solver_order", 1, 3))),
       lower_order_final_(config_.get_bool("lower_order_final")) {}
 

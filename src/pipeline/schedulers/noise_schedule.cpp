@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <numbers>
+#include <string>
 
 namespace websd::schedulers {
 namespace {
@@ -25,9 +26,16 @@ std::vector<float> torch_linspace_f32(double start, double end, int steps) {
   return values;
 }
 
-// diffusers' betas_for_alpha_bar with the cosine ("Glide") alpha_bar and max_beta 0.999.
-std::vector<float> cosine_betas(int steps) {
-  const auto alpha_bar = [](double t) {
+// diffusers' betas_for_alpha_bar with max_beta 0.999, in float64 then rounded to float32, for the
+// alpha_bar of "squaredcos_cap_v2" (Glide's cosine), "laplace" (DDPM only) or "exp" (Heun only).
+std::vector<float> alpha_bar_betas(const std::string& kind, int steps) {
+  const auto alpha_bar = [&kind](double t) {
+    if (kind == "laplace") {
+      const double lambda = -0.5 * std::copysign(1.0, 0.5 - t) * std::log(1 - 2 * std::fabs(0.5 - t) + 1e-6);
+      const double snr = std::exp(lambda);
+      return std::sqrt(snr / (1 + snr));
+    }
+    if (kind == "exp") return std::exp(t * -12.0);
     const double angle = (t + 0.008) / 1.008 * std::numbers::pi / 2;
     return std::cos(angle) * std::cos(angle);
   };
@@ -38,6 +46,24 @@ std::vector<float> cosine_betas(int steps) {
     betas[static_cast<std::size_t>(i)] = static_cast<float>(std::min(1 - alpha_bar(t2) / alpha_bar(t1), 0.999));
   }
   return betas;
+}
+
+// DDPM's "sigmoid" (GeoDiff) schedule: sigmoid(torch.linspace(-6, 6)) * (end - start) + start in
+// float32, the Python scalars rounded to float32 as torch rounds them.
+std::vector<float> sigmoid_betas(double start, double end, int steps) {
+  std::vector<float> betas = torch_linspace_f32(-6.0, 6.0, steps);
+  const auto scale = static_cast<float>(end - start);
+  const auto offset = static_cast<float>(start);
+  for (auto& beta : betas) beta = 1.0f / (1.0f + std::exp(-beta)) * scale + offset;
+  return betas;
+}
+
+// The beta schedules a class accepts: every class has the first three, and two classes add their own.
+std::vector<std::string> beta_schedules_of(const std::string& class_name) {
+  std::vector<std::string> kinds = {"linear", "scaled_linear", "squaredcos_cap_v2"};
+  if (class_name == "DDPMScheduler") kinds.insert(kinds.end(), {"laplace", "sigmoid"});
+  if (class_name == "HeunDiscreteScheduler") kinds.push_back("exp");
+  return kinds;
 }
 
 // torch.cumprod on a CPU float tensor: the running product is kept in double, each output rounded.
@@ -84,8 +110,8 @@ std::vector<float> read_betas(const SchedulerConfig& config, int steps) {
     }
     return betas;
   }
-  const std::string kind = config.get_choice("beta_schedule", {"linear", "scaled_linear", "squaredcos_cap_v2"});
-  if (kind == "squaredcos_cap_v2") return cosine_betas(steps);
+  const std::string kind = config.get_choice("beta_schedule", beta_schedules_of(config.class_name()));
+  if (kind == "squaredcos_cap_v2" || kind == "laplace" || kind == "exp") return alpha_bar_betas(kind, steps);
   const double start = config.get_number("beta_start");
   const double end = config.get_number("beta_end");
   for (const char* key : {"beta_start", "beta_end"}) {
@@ -93,6 +119,7 @@ std::vector<float> read_betas(const SchedulerConfig& config, int steps) {
     if (!(beta >= 0.0 && beta < 1.0)) config.fail(key, "expected a number in [0, 1)");
   }
   if (kind == "linear") return torch_linspace_f32(start, end, steps);
+  if (kind == "sigmoid") return sigmoid_betas(start, end, steps);
   std::vector<float> betas = torch_linspace_f32(std::sqrt(start), std::sqrt(end), steps);
   for (auto& beta : betas) beta = beta * beta;
   return betas;

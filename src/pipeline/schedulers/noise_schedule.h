@@ -1,8 +1,8 @@
 // The training noise schedule every scheduler starts from: betas (linear, scaled_linear,
-// squaredcos_cap_v2 or trained_betas), optionally rescaled to zero terminal SNR, and their
-// cumulative alpha products. Values are float32 and rounded where torch rounds them (torch.linspace
-// in float32, cumprod accumulated in double and stored as float32), so that everything derived from
-// them matches diffusers. Value type; thread-safe for concurrent reads.
+// squaredcos_cap_v2, DDPM's laplace and sigmoid, Heun's exp, or trained_betas), optionally rescaled
+// to zero terminal SNR, and their cumulative alpha products. Values are float32 and rounded where
+// torch rounds them (torch.linspace in float32, cumprod accumulated in double and stored as float32),
+// so that everything derived from them matches diffusers. Value type; thread-safe for concurrent reads.
 #pragma once
 
 #include <vector>

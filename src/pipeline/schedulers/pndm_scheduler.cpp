@@ -29,7 +29,7 @@ PndmScheduler::PndmScheduler(const nlohmann::json& config, const std::string& or
     : AlphaScheduler(SchedulerConfig(kClassName, config_keys(), config, origin), ZeroSnr::kNoKey),
       prediction_(read_prediction_type(config_, false)),
       spacing_(read_timestep_spacing(config_)),
-      steps_offset_(static_cast<int>(config_.get_int("steps_offset", 0, num_train_timesteps()))),
+      steps_offset_(read_steps_offset(config_, spacing_, num_train_timesteps())),
       skip_prk_steps_(config_.get_bool("skip_prk_steps")),
       final_alpha_cumprod_(config_.get_bool("set_alpha_to_one") ? 1.0f : noise_.alphas_cumprod.front()) {}
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace websd::schedulers {
@@ -42,20 +43,33 @@ HostTensor X0Limit::apply(HostTensor x0) const {
 }
 
 X0Limit read_x0_limit(const SchedulerConfig& config, bool thresholding_keys, bool clip_keys) {
+  // diffusers reads each of these keys only when its limit applies, so an unused one may be null.
   X0Limit limit;
   if (thresholding_keys) {
     limit.thresholding = config.get_bool("thresholding");
-    limit.threshold_ratio = static_cast<float>(config.get_number("dynamic_thresholding_ratio"));
-    limit.threshold_max = static_cast<float>(config.get_number("sample_max_value"));
-    if (!(limit.threshold_ratio >= 0.0f && limit.threshold_ratio <= 1.0f)) {
-      config.fail("dynamic_thresholding_ratio", "expected a number in [0, 1]");
+    if (limit.thresholding) {
+      limit.threshold_ratio = static_cast<float>(config.get_number("dynamic_thresholding_ratio"));
+      if (!(limit.threshold_ratio >= 0.0f && limit.threshold_ratio <= 1.0f)) {
+        config.fail("dynamic_thresholding_ratio", "expected a number in [0, 1]");
+      }
+      // null: torch.clamp(s, min=1, max=None) leaves the threshold unbounded above.
+      limit.threshold_max = config.is_null("sample_max_value")
+                                ? std::numeric_limits<float>::infinity()
+                                : static_cast<float>(config.get_number("sample_max_value"));
+      if (!(limit.threshold_max >= 1.0f)) config.fail("sample_max_value", "expected null or a number >= 1");
+    } else {
+      config.check_unused_number("dynamic_thresholding_ratio");
+      config.check_unused_number("sample_max_value");
     }
-    if (!(limit.threshold_max >= 1.0f)) config.fail("sample_max_value", "expected a number >= 1");
   }
   if (clip_keys) {
     limit.clip = config.get_bool("clip_sample");
-    limit.clip_range = static_cast<float>(config.get_number("clip_sample_range"));
-    if (!(limit.clip_range > 0.0f)) config.fail("clip_sample_range", "expected a positive number");
+    if (limit.clip && !limit.thresholding) {
+      limit.clip_range = static_cast<float>(config.get_number("clip_sample_range"));
+      if (!(limit.clip_range > 0.0f)) config.fail("clip_sample_range", "expected a positive number");
+    } else {
+      config.check_unused_number("clip_sample_range");
+    }
   }
   return limit;
 }

@@ -45,7 +45,7 @@ HostTensor x0_from_alpha_output(PredictionType prediction, const HostTensor& sam
 struct X0Limit {
   bool thresholding = false;
   float threshold_ratio = 0.995f;  // dynamic_thresholding_ratio
-  float threshold_max = 1.0f;      // sample_max_value
+  float threshold_max = 1.0f;      // sample_max_value (infinite when null)
   bool clip = false;
   float clip_range = 1.0f;  // clip_sample_range
 

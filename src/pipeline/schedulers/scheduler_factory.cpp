@@ -105,6 +105,14 @@ std::unique_ptr<Scheduler> create_scheduler(const nlohmann::json& config, const 
     const NameEntry& entry = find_name(name);
     class_name = entry.class_name;
     for (const auto& [key, value] : entry.fixed_keys.items()) resolved[key] = value;
+    // The name's keys act as from_config's keyword arguments, which "_use_default_values" does not reset.
+    if (auto defaulted = resolved.find("_use_default_values"); defaulted != resolved.end() && defaulted->is_array()) {
+      nlohmann::json kept = nlohmann::json::array();
+      for (const auto& key : *defaulted) {
+        if (!key.is_string() || !entry.fixed_keys.contains(key.get<std::string>())) kept.push_back(key);
+      }
+      *defaulted = std::move(kept);
+    }
   } else {
     const auto found = config.find("_class_name");
     if (found == config.end() || !found->is_string()) {

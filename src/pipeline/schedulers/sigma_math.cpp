@@ -17,6 +17,16 @@ std::vector<double> karras_sigmas(double sigma_min, double sigma_max, int count)
   return sigmas;
 }
 
+std::optional<double> read_karras_bound(const SchedulerConfig& config, const std::string& key, bool karras) {
+  if (!karras) {
+    config.check_unused_number(key);
+    return std::nullopt;
+  }
+  const auto bound = config.get_optional_number(key);
+  if (bound && !(*bound > 0)) config.fail(key, "expected null or a positive number");
+  return bound;
+}
+
 std::vector<float> log_f32(const std::vector<float>& values) {
   std::vector<float> logs(values.size());
   std::transform(values.begin(), values.end(), logs.begin(), [](float value) { return std::log(value); });

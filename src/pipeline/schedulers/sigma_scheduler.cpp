@@ -12,11 +12,11 @@ namespace websd::schedulers {
 SigmaScheduler::SigmaScheduler(SchedulerConfig config, ZeroSnr zero_snr)
     : Scheduler(std::move(config), zero_snr),
       spacing_(read_timestep_spacing(config_)),
-      steps_offset_(static_cast<int>(config_.get_int("steps_offset", 0, num_train_timesteps()))) {}
+      steps_offset_(read_steps_offset(config_, spacing_, num_train_timesteps())) {}
 
 bool SigmaScheduler::read_karras_flag() const {
-  config_.require_value("use_exponential_sigmas", false, "only Karras sigmas are implemented");
-  config_.require_value("use_beta_sigmas", false, "only Karras sigmas are implemented");
+  config_.require_false("use_exponential_sigmas", "only Karras sigmas are implemented");
+  config_.require_false("use_beta_sigmas", "only Karras sigmas are implemented");
   return config_.get_bool("use_karras_sigmas");
 }
 

@@ -12,6 +12,14 @@ TimestepSpacing read_timestep_spacing(const SchedulerConfig& config) {
   return spacing == "leading" ? TimestepSpacing::kLeading : TimestepSpacing::kTrailing;
 }
 
+int read_steps_offset(const SchedulerConfig& config, TimestepSpacing spacing, int train_steps) {
+  if (config.is_null("steps_offset")) {
+    if (spacing != TimestepSpacing::kLeading) return 0;
+    config.fail("steps_offset", "expected an integer: \"leading\" spacing adds it to every timestep");
+  }
+  return static_cast<int>(config.get_int("steps_offset", 0, train_steps));
+}
+
 std::vector<double> spaced_timesteps(TimestepSpacing spacing, int train_steps, int count, int steps_offset,
                                      bool round_linspace) {
   std::vector<double> timesteps;

@@ -16,6 +16,11 @@ enum class TimestepSpacing { kLinspace, kLeading, kTrailing };
 // Reads the `timestep_spacing` key; throws websd::Error naming the value if unknown.
 TimestepSpacing read_timestep_spacing(const SchedulerConfig& config);
 
+// Reads `steps_offset`, which diffusers adds to "leading" timesteps only: null is accepted (as 0)
+// with the other spacings, where Python never reads it, and refused with "leading", where numpy
+// cannot add None. Otherwise an integer in [0, train_steps].
+int read_steps_offset(const SchedulerConfig& config, TimestepSpacing spacing, int train_steps);
+
 // DDIM, DDPM, PNDM, Euler, Euler ancestral, LMS, Heun: `count` timesteps. "linspace" gives
 // linspace(0, T - 1, count), rounded to integers when `round_linspace` (the integer-timestep classes)
 // and left fractional otherwise; "leading" gives i * (T // count) + steps_offset; "trailing" gives

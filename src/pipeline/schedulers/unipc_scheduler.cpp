@@ -88,26 +88,27 @@ UniPcScheduler::UniPcScheduler(const nlohmann::json& config, const std::string& 
   predict_x0_ = config_.get_bool("predict_x0");
   karras_ = config_.get_bool("use_karras_sigmas");
   final_sigma_min_ = config_.get_choice("final_sigmas_type", {"zero", "sigma_min"}) == "sigma_min";
-  for (const char* key : {"sigma_min", "sigma_max"}) {
-    const auto bound = config_.get_optional_number(key);
-    if (bound && !(*bound > 0)) config_.fail(key, "expected null or a positive number");
-  }
-  sigma_min_ = config_.get_optional_number("sigma_min");
-  sigma_max_ = config_.get_optional_number("sigma_max");
+  sigma_min_ = read_karras_bound(config_, "sigma_min", karras_);
+  sigma_max_ = read_karras_bound(config_, "sigma_max", karras_);
   const auto& disabled = config_.get("disable_corrector");
   if (!disabled.is_array()) config_.fail("disable_corrector", "expected a list of step indices");
   for (const auto& step : disabled) {
-    if (!step.is_number_integer()) config_.fail("disable_corrector", "expected a list of step indices");
-    disable_corrector_.push_back(step.get<int>());
+    // Python's `in` compares by value, so 2.0 disables step 2 like 2 does.
+    const double index = step.is_number() ? step.get<double>() : 0.5;
+    if (!(std::trunc(index) == index && std::fabs(index) <= 1e9)) {
+      config_.fail("disable_corrector", "expected a list of step indices (whole numbers)");
+    }
+    disable_corrector_.push_back(static_cast<int>(index));
   }
   for (const char* key : {"use_exponential_sigmas", "use_beta_sigmas", "use_flow_sigmas"}) {
-    config_.require_value(key, false, "only the training and Karras sigma schedules are implemented");
+    config_.require_false(key, "only the training and Karras sigma schedules are implemented");
   }
-  config_.require_value("use_dynamic_shifting", false, "dynamic shifting belongs to flow-matching models");
+  // diffusers' set_timesteps raises without the mu that only flow-matching pipelines pass.
+  config_.require_false("use_dynamic_shifting", "dynamic shifting needs the mu of a flow-matching pipeline");
   config_.require_value("solver_p", nullptr, "an external predictor scheduler is not supported");
   config_.require_value("shift_terminal", nullptr, "terminal shifting belongs to flow-matching models");
-  config_.get_choice("time_shift_type", {"exponential"});
-  config_.get_number("flow_shift");
+  config_.check_unused_string("time_shift_type");
+  config_.check_unused_number("flow_shift");
 }
 
 void UniPcScheduler::build_schedule(int count) {
