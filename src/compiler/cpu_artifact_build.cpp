@@ -12,14 +12,15 @@
 #include "artifact/function_signatures.h"
 #include "codegen/cpu_kernel_source.h"
 #include "codegen/shared_library_compiler.h"
-#include "passes/launch_lowering.h"
 #include "core/error.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/cpu_kernels.h"
 #include "engine/component_weights.h"
 #include "engine/cpu_backend.h"
 #include "graph/module_merge.h"
+#include "import/checkpoint_tokenizer.h"
 #include "import/diffusers_checkpoint.h"
+#include "io/json_file.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
 #include "models/tokenizer_folder.h"
@@ -27,6 +28,7 @@
 #include "passes/fuse_conv_residual.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/fuse_norm_activation.h"
+#include "passes/launch_lowering.h"
 #include "passes/merge_qkv.h"
 #include "passes/storage_dtype.h"
 #include "passes/verify.h"
@@ -65,7 +67,8 @@ artifact::FunctionSignature signature_of(const graph::Function& function, std::s
                                          std::int64_t arena_bytes) {
   artifact::FunctionSignature signature{function.symbol(), {}, {}, launches, static_cast<std::uint64_t>(arena_bytes)};
   for (const auto id : function.inputs()) {
-    signature.inputs.push_back({function.value(id).name, dtype_lower_name(function.value(id).type.dtype), function.value(id).type.shape});
+    signature.inputs.push_back(
+        {function.value(id).name, dtype_lower_name(function.value(id).type.dtype), function.value(id).type.shape});
   }
   for (std::size_t i = 0; i < function.outputs().size(); ++i) {
     const auto& value = function.value(function.outputs()[i]);
@@ -90,7 +93,8 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   parts.push_back({"unet/config.json (batch 2)", "unet", unet_graph(unet, 2, latent_h, latent_w, tokens), ""});
   parts.push_back({"unet/config.json (batch 1)", "unet", unet_graph(unet, 1, latent_h, latent_w, tokens), "unet_b1"});
   parts.push_back({"vae/config.json (decoder)", "vae", vae_decode_graph(vae, 1, latent_h, latent_w), ""});
-  parts.push_back({"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});
+  parts.push_back(
+      {"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});
   std::vector<graph::Module> modules(parts.size());
   std::vector<graph::ModuleSource> sources;
   graph::MergeOptions options;
@@ -116,20 +120,26 @@ passes::Pipeline cpu_build_pipeline(
     std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning) {
   passes::Pipeline pipeline = passes::default_pipeline([](const std::string& op) { return cpu::cpu_supports(op); });
   pipeline.pop_back();  // its closing verify: ours comes after the CPU passes
-  pipeline.push_back({"channels_last", [](const graph::Function& f, passes::PassNotes&) { return passes::to_channels_last(f); }});
-  pipeline.push_back({"fuse_conv_residual", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_conv_residual(f); }});
-  pipeline.push_back({"fuse_norm_activation", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_norm_activation(f); }});
+  pipeline.push_back(
+      {"channels_last", [](const graph::Function& f, passes::PassNotes&) { return passes::to_channels_last(f); }});
+  pipeline.push_back({"fuse_conv_residual",
+                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_conv_residual(f); }});
+  pipeline.push_back({"fuse_norm_activation",
+                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_norm_activation(f); }});
   pipeline.push_back({"merge_qkv", [on_recipes](const graph::Function& f, passes::PassNotes& notes) {
                         passes::MergeQkvResult merged = passes::merge_qkv(f);
                         if (!merged.recipes.empty()) {
-                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) + " weights");
+                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
+                                          " weights");
                         }
                         on_recipes(f.symbol(), merged.recipes);
                         return std::move(merged.function);
                       }});
-  pipeline.push_back({"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_elementwise(f); }});
+  pipeline.push_back(
+      {"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_elementwise(f); }});
   pipeline.push_back({"apply_tuning", [tuning_db, on_tuning](const graph::Function& f, passes::PassNotes&) {
-                        tuning::TunedFunction tuned = tuning::apply_tuning(f, tuning_db, "cpu", tuning::cpu_device_name());
+                        tuning::TunedFunction tuned =
+                            tuning::apply_tuning(f, tuning_db, "cpu", tuning::cpu_device_name());
                         on_tuning(tuned.tuned_count, tuned.tunable_count);
                         return std::move(tuned.function);
                       }});
@@ -142,19 +152,20 @@ passes::Pipeline cpu_build_pipeline(
 
 CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   if (!passes::storage_dtype_supported(options.storage)) {
-    throw Error("build", "--dtype " + dtype_lower_name(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
+    throw Error("build",
+                "--dtype " + dtype_lower_name(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
   }
   // Opening the backend checks the folder, the configs against each other and every weight.
-  const engine::CpuBackend checked(options.model_dir);
+  const engine::CpuBackend checked(options.checkpoint);
   const ModelInfo& info = checked.info();
   const std::int64_t multiple = info.vae_scale_factor * info.latent_size_multiple;
-  const std::int64_t width = options.width > 0 ? options.width : info.sample_size * info.vae_scale_factor;
-  const std::int64_t height = options.height > 0 ? options.height : info.sample_size * info.vae_scale_factor;
+  const std::int64_t width = options.width > 0 ? options.width : info.sample_width * info.vae_scale_factor;
+  const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
   if (width % multiple != 0 || height % multiple != 0) {
     throw Error("build", "size " + std::to_string(width) + "x" + std::to_string(height) + " is not a multiple of " +
                              std::to_string(multiple) + " (this model's UNet needs it)");
   }
-  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(options.model_dir);
+  const DiffusersCheckpoint& checkpoint = *options.checkpoint;
   const auto config_of = [&](const char* name) -> const CheckpointComponent& { return checkpoint.component(name); };
   const ClipTextConfig clip = clip_config_from_json(config_of("text_encoder").config(), "text_encoder/config.json");
   const UNetConfig unet = unet_config_from_json(config_of("unet").config(), "unet/config.json");
@@ -190,7 +201,6 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
     compiled.push_back(std::move(result.function));
   }
 
-
   // Generated kernels for every function's fused groups, in one shared library.
   graph::Module compiled_module;
   for (const auto& function : compiled) compiled_module.add_function(function, module.origin(function.symbol()));
@@ -215,8 +225,10 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   std::map<std::string, std::unique_ptr<engine::ComponentWeights>> weights_by_component;
   weights_by_component["text_encoder"] =
       std::make_unique<engine::ComponentWeights>(config_of("text_encoder"), param_specs(clip_text_params(clip)));
-  weights_by_component["unet"] = std::make_unique<engine::ComponentWeights>(config_of("unet"), param_specs(unet_params(unet)));
-  weights_by_component["vae"] = std::make_unique<engine::ComponentWeights>(config_of("vae"), param_specs(vae_params(vae)));
+  weights_by_component["unet"] =
+      std::make_unique<engine::ComponentWeights>(config_of("unet"), param_specs(unet_params(unet)));
+  weights_by_component["vae"] =
+      std::make_unique<engine::ComponentWeights>(config_of("vae"), param_specs(vae_params(vae)));
   std::set<std::string> written;
   nlohmann::json launch_lists = nlohmann::json::object();
   nlohmann::json memory_plans = nlohmann::json::array();
@@ -235,14 +247,14 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
       if (!written.insert(placement.name).second) continue;
       const auto& symbol_recipes = recipes[function.symbol()];
       const auto recipe = symbol_recipes.find(value.name);
-      std::vector<float> values =
-          recipe == symbol_recipes.end()
-              ? *source.get(function.symbol(), value.name, value.type.shape)
-              : passes::weight_recipe_materialize(recipe->second, [&](const std::string& name) {
-                  const auto& spec = recipe->second.sources;
-                  const auto found = std::find_if(spec.begin(), spec.end(), [&](const auto& s) { return s.name == name; });
-                  return *source.get(function.symbol(), name, found->type.shape);
-                });
+      std::vector<float> values = recipe == symbol_recipes.end()
+                                      ? *source.get(function.symbol(), value.name, value.type.shape)
+                                      : passes::weight_recipe_materialize(recipe->second, [&](const std::string& name) {
+                                          const auto& spec = recipe->second.sources;
+                                          const auto found = std::find_if(
+                                              spec.begin(), spec.end(), [&](const auto& s) { return s.name == name; });
+                                          return *source.get(function.symbol(), name, found->type.shape);
+                                        });
       if (packing) values = packing->pack(values);
       source.release();
       const DType storage = passes::weight_storage_dtype(value.type, options.storage);
@@ -276,19 +288,24 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
                                {"vae_scale_factor", info.vae_scale_factor},
                                {"vae_scaling_factor", info.vae_scaling_factor},
                                {"max_tokens", info.max_tokens},
-                               {"sample_size", info.sample_size},
+                               {"sample_height", info.sample_height},
+                               {"sample_width", info.sample_width},
                                {"latent_size_multiple", info.latent_size_multiple},
                                {"width", width},
                                {"height", height},
                                {"storage_dtype", dtype_lower_name(options.storage)},
                                {"device", tuning::cpu_device_name()}});
   // What the pipeline reads besides the networks: the tokenizer and the scheduler's config.
-  for (const char* name : kTokenizerFileNames) {
-    const fs::path path = fs::path(options.model_dir) / "tokenizer" / name;
-    if (fs::exists(path)) writer.add_file(std::string("model/tokenizer/") + name, read_file_bytes(path.string()));
+  const auto bytes_of = [](const std::string& text) {
+    const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+    return std::vector<std::byte>(begin, begin + text.size());
+  };
+  for (const auto& [name, content] : checkpoint_tokenizer_files(checkpoint)) {
+    writer.add_file("model/tokenizer/" + name, bytes_of(content));
   }
-  const fs::path scheduler = fs::path(options.model_dir) / "scheduler" / "scheduler_config.json";
-  if (fs::exists(scheduler)) writer.add_file("model/scheduler/scheduler_config.json", read_file_bytes(scheduler.string()));
+  if (!checkpoint.scheduler_config().is_null()) {
+    writer.add_file("model/scheduler/scheduler_config.json", bytes_of(json_dump(checkpoint.scheduler_config(), 2)));
+  }
   say(options, "writing the manifest");
   writer.finish();
   return report;

@@ -15,11 +15,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
+#include "import/diffusers_checkpoint.h"
 #include "passes/pass_pipeline.h"
 #include "passes/weight_recipe.h"
 #include "tuning/tuning_db.h"
@@ -27,14 +29,14 @@
 namespace websd::compiler {
 
 struct CpuBuildOptions {
-  std::string model_dir;
+  std::shared_ptr<const DiffusersCheckpoint> checkpoint;  // a diffusers folder or a single file, opened
   std::string out;
   DType storage = DType::kF32;  // f32, f16 or bf16 weight storage
-  std::int64_t width = 0;       // 0: the model's default (sample_size x VAE scale)
+  std::int64_t width = 0;       // 0: the model's default (UNet sample size x VAE scale)
   std::int64_t height = 0;
   const tuning::TuningDb* tuning_db = nullptr;
-  std::optional<std::string> key_file;  // AES-256 key: encrypt the weight shards
-  std::string dump_ir_dir;              // empty: no IR dumps
+  std::optional<std::string> key_file;               // AES-256 key: encrypt the weight shards
+  std::string dump_ir_dir;                           // empty: no IR dumps
   std::function<void(const std::string&)> progress;  // one line per step; may be empty
 };
 
@@ -59,9 +61,10 @@ struct CpuBuildReport {
 
 // The CPU target's pass list for artifacts; `on_recipes` receives merge_qkv's weight recipes and
 // `on_tuning` the tuning coverage of each function it runs on.
-passes::Pipeline cpu_build_pipeline(const tuning::TuningDb* tuning_db,
-                                    std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes,
-                                    std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning);
+passes::Pipeline cpu_build_pipeline(
+    const tuning::TuningDb* tuning_db,
+    std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes,
+    std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning);
 
 // Throws websd::Error for a bad checkpoint, size, dtype, key file, output path, or a failed pass or
 // kernel compilation; the output is then left as it was.

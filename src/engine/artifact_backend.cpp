@@ -50,7 +50,8 @@ struct ArtifactBackend::State {
       throw Error("artifact", dir + ": the model section lacks vae_scaling_factor");
     info.vae_scaling_factor = scaling->get<double>();
     info.max_tokens = model_int(*model, "max_tokens");
-    info.sample_size = model_int(*model, "sample_size");
+    info.sample_height = model_int(*model, "sample_height");
+    info.sample_width = model_int(*model, "sample_width");
     info.latent_size_multiple = model_int(*model, "latent_size_multiple");
     const auto name = model->find("name");
     info.name = name != model->end() && name->is_string() ? name->get<std::string>() : "artifact";

@@ -79,8 +79,6 @@ std::string model_name(const std::string& dir) {
   return name.empty() || name == "." ? std::filesystem::absolute(path).filename().string() : name;
 }
 
-std::string config_origin(const CheckpointComponent& component) { return component.dir() + "/config.json"; }
-
 }  // namespace
 
 struct CpuBackend::State {
@@ -88,7 +86,7 @@ struct CpuBackend::State {
 
   Residency residency;
   std::optional<tuning::TuningDb> tuning_db;
-  DiffusersCheckpoint checkpoint;
+  std::shared_ptr<const DiffusersCheckpoint> checkpoint;
   ClipTextConfig clip;
   UNetConfig unet;
   VaeConfig vae;
@@ -96,16 +94,17 @@ struct CpuBackend::State {
   std::unique_ptr<ComponentWeights> clip_weights, unet_weights, vae_weights;
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
-  State(const std::string& dir, Residency residency_policy, const tuning::TuningDb* db)
+  State(std::shared_ptr<const DiffusersCheckpoint> opened, Residency residency_policy, const tuning::TuningDb* db)
       : residency(residency_policy),
         tuning_db(db != nullptr ? std::optional<tuning::TuningDb>(*db) : std::nullopt),
-        checkpoint(DiffusersCheckpoint::open(dir)) {
-    const CheckpointComponent& text_encoder = checkpoint.component("text_encoder");
-    const CheckpointComponent& unet_component = checkpoint.component("unet");
-    const CheckpointComponent& vae_component = checkpoint.component("vae");
-    clip = clip_config_from_json(text_encoder.config(), config_origin(text_encoder));
-    unet = unet_config_from_json(unet_component.config(), config_origin(unet_component));
-    vae = vae_config_from_json(vae_component.config(), config_origin(vae_component));
+        checkpoint(std::move(opened)) {
+    const std::string& dir = checkpoint->dir();
+    const CheckpointComponent& text_encoder = checkpoint->component("text_encoder");
+    const CheckpointComponent& unet_component = checkpoint->component("unet");
+    const CheckpointComponent& vae_component = checkpoint->component("vae");
+    clip = clip_config_from_json(text_encoder.config(), text_encoder.config_origin());
+    unet = unet_config_from_json(unet_component.config(), unet_component.config_origin());
+    vae = vae_config_from_json(vae_component.config(), vae_component.config_origin());
     check_configs_fit(dir);
     clip_weights = std::make_unique<ComponentWeights>(text_encoder, param_specs(clip_text_params(clip)));
     unet_weights = std::make_unique<ComponentWeights>(unet_component, param_specs(unet_params(unet)));
@@ -120,7 +119,7 @@ struct CpuBackend::State {
     info.vae_scale_factor = std::int64_t{1} << (vae.block_count() - 1);
     info.vae_scaling_factor = vae.scaling_factor;
     info.max_tokens = clip.max_position_embeddings;
-    info.sample_size = unet.sample_size.value_or(info.sample_size);
+    if (unet.sample_size) std::tie(info.sample_height, info.sample_width) = *unet.sample_size;
     info.latent_size_multiple = std::int64_t{1} << (unet.block_count() - 1);  // the UNet's graph needs it
     info.name = model_name(dir);
   }
@@ -156,6 +155,11 @@ struct CpuBackend::State {
                                   "): the components come from different models");
       }
     };
+    if (unet.in_channels == vae.latent_channels + 5) {
+      throw Error("engine", dir + ": an inpainting UNet (in_channels " + std::to_string(unet.in_channels) +
+                                ": latents, mask and masked image); websd runs text-to-image and image-to-image, "
+                                "not inpainting");
+    }
     mismatch("unet in_channels differs from vae latent_channels", unet.in_channels, vae.latent_channels);
     mismatch("unet out_channels differs from vae latent_channels", unet.out_channels, vae.latent_channels);
     mismatch("unet cross_attention_dim differs from text_encoder hidden_size", unet.cross_attention_dim,
@@ -164,7 +168,12 @@ struct CpuBackend::State {
 };
 
 CpuBackend::CpuBackend(const std::string& model_dir, Residency residency, const tuning::TuningDb* tuning_db)
-    : state_(std::make_unique<State>(model_dir, residency, tuning_db)) {}
+    : CpuBackend(std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(model_dir)), residency,
+                 tuning_db) {}
+
+CpuBackend::CpuBackend(std::shared_ptr<const DiffusersCheckpoint> checkpoint, Residency residency,
+                       const tuning::TuningDb* tuning_db)
+    : state_(std::make_unique<State>(std::move(checkpoint), residency, tuning_db)) {}
 
 CpuBackend::~CpuBackend() = default;
 

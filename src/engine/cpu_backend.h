@@ -1,4 +1,4 @@
-// DiffusionBackend on the CPU graph executor: opens a diffusers checkpoint folder, reads the three
+// DiffusionBackend on the CPU graph executor: opens a checkpoint (diffusers folder or single file), reads the three
 // networks' configs, checks every weight file against the networks' parameter lists at open (one
 // websd::Error naming the file and the tensors), then builds each network's graph for the shapes it
 // is called with. One executor is cached per network and input shape; weights are read (upcast to
@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cpu/op_profile.h"
+#include "import/diffusers_checkpoint.h"
 #include "pipeline/diffusion_backend.h"
 #include "tuning/tuning_db.h"
 
@@ -43,6 +44,9 @@ class CpuBackend final : public DiffusionBackend {
   // match the networks. `tuning_db` (may be nullptr) is copied.
   explicit CpuBackend(const std::string& model_dir, Residency residency = Residency::kOneNetwork,
                       const tuning::TuningDb* tuning_db = nullptr);
+  // The same on a checkpoint opened already (a folder or a single file, with the user's options).
+  explicit CpuBackend(std::shared_ptr<const DiffusersCheckpoint> checkpoint,
+                      Residency residency = Residency::kOneNetwork, const tuning::TuningDb* tuning_db = nullptr);
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;

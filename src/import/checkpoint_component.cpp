@@ -39,6 +39,7 @@ CheckpointComponent CheckpointComponent::open(ComponentInfo info, const std::str
                               " component needs the config.json that was saved with its weights");
   }
   component.config_ = json_read_file(config_path);
+  component.config_origin_ = config_path;
   if (!component.config_.is_object()) throw Error("import", config_path + ": is not a JSON object");
   component.naming_ = tensor_naming_for_class(component.info_.class_name);
   component.open_weights(variant);
@@ -49,7 +50,7 @@ void CheckpointComponent::open_weights(const std::string& variant) {
   WeightFiles weights = find_weight_files(info_.dir, variant);
   variant_ = weights.variant;
   index_path_ = weights.index_path;
-  for (const auto& path : weights.shard_paths) files_.push_back(std::make_unique<SafetensorsFile>(path));
+  for (const auto& path : weights.shard_paths) files_.push_back(std::make_shared<const SafetensorsFile>(path));
   if (index_path_.empty()) {
     for (const auto& entry : files_.front()->entries()) add_tensor(*files_.front(), entry);
     return;
@@ -80,6 +81,23 @@ void CheckpointComponent::open_weights(const std::string& variant) {
   }
 }
 
+CheckpointComponent CheckpointComponent::from_views(ComponentInfo info, nlohmann::json config,
+                                                    std::string config_origin,
+                                                    std::shared_ptr<const SafetensorsFile> file,
+                                                    std::vector<SafetensorsEntry> views, std::string origin) {
+  CheckpointComponent component;
+  component.info_ = std::move(info);
+  component.kind_ = ComponentKind::kModel;
+  component.config_ = std::move(config);
+  component.config_origin_ = std::move(config_origin);
+  component.naming_ = tensor_naming_for_class(component.info_.class_name);
+  component.origin_ = std::move(origin);
+  component.views_ = std::make_shared<const std::vector<SafetensorsEntry>>(std::move(views));
+  for (const auto& entry : *component.views_) component.add_tensor(*file, entry);
+  component.files_.push_back(std::move(file));
+  return component;
+}
+
 void CheckpointComponent::add_tensor(const SafetensorsFile& file, const SafetensorsEntry& entry) {
   std::string canonical = canonical_tensor_name(naming_, entry.name);
   if (canonical != entry.name) names_were_normalised_ = true;
@@ -100,6 +118,7 @@ const nlohmann::json& CheckpointComponent::config() const {
 }
 
 std::string CheckpointComponent::weights_origin() const {
+  if (!origin_.empty()) return origin_;
   if (!index_path_.empty()) return index_path_;
   return files_.empty() ? info_.dir : files_.front()->path();
 }
@@ -148,7 +167,11 @@ ComponentStats CheckpointComponent::stats() const {
       stats.parameters += location.entry->numel();
     }
   }
-  for (const auto& file : files_) stats.bytes_on_disk += file->file_size();
+  if (views_) {
+    for (const auto& entry : *views_) stats.bytes_on_disk += entry.byte_size();
+  } else {
+    for (const auto& file : files_) stats.bytes_on_disk += file->file_size();
+  }
   return stats;
 }
 
@@ -175,7 +198,7 @@ ParamCheck CheckpointComponent::check(const std::vector<ParamSpec>& expected) co
     }
   }
   for (const auto& [name, location] : tensors_) {
-    if (!expected_names.contains(name) && !is_buffer_tensor_name(name)) {
+    if (!expected_names.contains(name) && !is_unused_tensor_name(naming_, name)) {
       result.problems.push_back(
           {ParamProblem::Kind::kUnexpected, name, location.file->path(), {}, location.entry->shape, ""});
     }

@@ -62,6 +62,13 @@ class CheckpointComponent {
   // `variant`: see find_weight_files. Throws websd::Error naming the file for a missing config,
   // missing/unreadable weights, a broken shard index or duplicate canonical names.
   static CheckpointComponent open(ComponentInfo info, const std::string& variant = "");
+  // A model component whose tensors are views into `file` (a single-file checkpoint): each entry of
+  // `views` names a canonical tensor and spans bytes of `file`'s data section (a whole stored tensor,
+  // rows of one, or one under another shape). `origin` names the weights in messages ("x.safetensors
+  // (unet)"), `config_origin` where the config came from.
+  static CheckpointComponent from_views(ComponentInfo info, nlohmann::json config, std::string config_origin,
+                                        std::shared_ptr<const SafetensorsFile> file,
+                                        std::vector<SafetensorsEntry> views, std::string origin);
 
   const std::string& name() const { return info_.name; }
   const std::string& library() const { return info_.library; }
@@ -72,13 +79,15 @@ class CheckpointComponent {
 
   // config.json; throws websd::Error for a component that has none (tokenizer, scheduler).
   const nlohmann::json& config() const;
+  // Where config() came from, for messages: "<dir>/config.json", or how a single file's was read.
+  const std::string& config_origin() const { return config_origin_; }
   TensorNaming naming() const { return naming_; }
   // True when the file stored some names without the canonical prefix (transformers 5 CLIP).
   bool names_were_normalised() const { return names_were_normalised_; }
   const std::string& variant() const { return variant_; }
   // The sharded-checkpoint index, or "" for a single weights file.
   const std::string& index_path() const { return index_path_; }
-  const std::vector<std::unique_ptr<SafetensorsFile>>& weight_files() const { return files_; }
+  const std::vector<std::shared_ptr<const SafetensorsFile>>& weight_files() const { return files_; }
 
   // Canonical names, sorted.
   std::vector<std::string> tensor_names() const;
@@ -109,11 +118,15 @@ class CheckpointComponent {
   ComponentInfo info_;
   ComponentKind kind_ = ComponentKind::kModel;
   nlohmann::json config_;
+  std::string config_origin_;
   TensorNaming naming_ = TensorNaming::kAsStored;
   bool names_were_normalised_ = false;
   std::string variant_;
   std::string index_path_;
-  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::shared_ptr<const SafetensorsFile>> files_;
+  // Entries made for views (single files); shared so TensorLocation pointers survive copies and moves.
+  std::shared_ptr<const std::vector<SafetensorsEntry>> views_;
+  std::string origin_;  // views: what to call the weights in messages
   std::map<std::string, TensorLocation, std::less<>> tensors_;
 };
 

@@ -1,6 +1,8 @@
 #include "import/diffusers_checkpoint.h"
 
 #include <filesystem>
+#include <fstream>
+#include <utility>
 
 #include "core/error.h"
 #include "io/json_file.h"
@@ -17,14 +19,61 @@ bool is_optional_component(std::string_view name) {
   return name == "safety_checker" || name == "feature_extractor" || name == "image_encoder";
 }
 
+// PyTorch's formats: a zip archive (torch.save since 1.6) or a bare pickle stream (protocol 2+), or
+// their usual extensions; a file that starts like safetensors (8-byte length, then '{') is not one.
+void refuse_pickle(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[9] = {};
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  const auto got = in.gcount();
+  if (got == 9 && head[8] == '{') return;
+  const bool zip = got >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4;
+  const bool pickle = got >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
+  const std::string extension = std::filesystem::path(path).extension().string();
+  const bool named = extension == ".ckpt" || extension == ".pt" || extension == ".pth" || extension == ".bin";
+  if (!zip && !pickle && !named) return;
+  throw Error("import", path +
+                            ": a PyTorch pickle checkpoint, which websd does not read: loading a pickle can run any "
+                            "code it contains. Convert it to safetensors with Python first, e.g. "
+                            "`python -c \"import torch, safetensors.torch as s; d = torch.load('model.ckpt', "
+                            "weights_only=True, map_location='cpu'); d = d.get('state_dict', d); s.save_file({k: "
+                            "v.contiguous() for k, v in d.items() if isinstance(v, torch.Tensor)}, "
+                            "'model.safetensors')\"` (weights_only=True refuses code), then pass the .safetensors");
+}
+
 }  // namespace
 
-DiffusersCheckpoint DiffusersCheckpoint::open(const std::string& dir, const ImportOptions& options) {
+DiffusersCheckpoint DiffusersCheckpoint::open(const std::string& path, const ImportOptions& options) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) {
-    throw Error("import", dir + ": " + (fs::exists(dir) ? "not a folder" : "no such folder") +
-                              " (expected a diffusers model folder holding model_index.json)");
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    for (const auto& [option, given] :
+         {std::pair{"--prediction-type", !options.prediction_type.empty()},
+          std::pair{"--config", !options.ldm_config.empty()}, std::pair{"--use-ema", options.use_ema}}) {
+      if (given) {
+        throw Error("import", path + ": " + option +
+                                  " applies to single-file checkpoints; a diffusers folder's configs say it "
+                                  "(edit them, or pass --scheduler-config)");
+      }
+    }
+    return open_folder(path, options);
   }
+  if (!fs::exists(path, error)) {
+    throw Error("import", path +
+                              ": no such file or folder (pass a diffusers model folder or a single-file "
+                              ".safetensors checkpoint)");
+  }
+  if (!fs::is_regular_file(path, error)) {
+    throw Error("import", path +
+                              ": neither a folder nor a regular file (pass a diffusers model folder or a "
+                              "single-file .safetensors checkpoint)");
+  }
+  refuse_pickle(path);
+  return open_single_file(path, options);
+}
+
+DiffusersCheckpoint DiffusersCheckpoint::open_folder(const std::string& dir, const ImportOptions& options) {
+  namespace fs = std::filesystem;
   DiffusersCheckpoint checkpoint;
   checkpoint.dir_ = dir;
   const std::string index_path = dir + "/model_index.json";
@@ -59,6 +108,14 @@ DiffusersCheckpoint DiffusersCheckpoint::open(const std::string& dir, const Impo
     checkpoint.components_.push_back(CheckpointComponent::open(std::move(info), options.variant));
   }
   if (checkpoint.components_.empty()) throw Error("import", index_path + ": lists no components");
+  checkpoint.tokenizer_.folder = options.tokenizer_dir.empty() ? dir : options.tokenizer_dir;
+  checkpoint.tokenizer_.origin = checkpoint.tokenizer_.folder;
+  const std::string scheduler =
+      options.scheduler_config.empty() ? dir + "/scheduler/scheduler_config.json" : options.scheduler_config;
+  if (!options.scheduler_config.empty() || fs::is_regular_file(scheduler)) {
+    checkpoint.scheduler_config_ = json_read_file(scheduler);
+    checkpoint.scheduler_origin_ = scheduler;
+  }
   return checkpoint;
 }
 

@@ -65,6 +65,23 @@ void restore_nonstandard_literals(nlohmann::json& value) {
   }
 }
 
+// The inverse of restore_nonstandard_literals, on a copy about to be dumped.
+void mark_nonstandard_numbers(nlohmann::json& value) {
+  const auto unquoted = [](std::string_view quoted) { return std::string(quoted.substr(1, quoted.size() - 2)); };
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    value = std::isnan(number) ? unquoted(kNaN) : unquoted(number > 0 ? kPosInf : kNegInf);
+  } else if (value.is_structured()) {
+    for (auto& child : value) mark_nonstandard_numbers(child);
+  }
+}
+
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+}
+
 // Configs nest a few levels; a limit keeps hostile nesting from exhausting the stack in the
 // recursive walks over the parsed value (restore_nonstandard_literals, destruction).
 constexpr int kMaxJsonDepth = 256;
@@ -88,6 +105,16 @@ nlohmann::json json_parse(std::string_view text, const std::string& origin) {
   }
   restore_nonstandard_literals(value);
   return value;
+}
+
+std::string json_dump(const nlohmann::json& value, int indent) {
+  nlohmann::json marked = value;
+  mark_nonstandard_numbers(marked);
+  std::string text = marked.dump(indent);
+  replace_all(text, kPosInf, "Infinity");
+  replace_all(text, kNegInf, "-Infinity");
+  replace_all(text, kNaN, "NaN");
+  return text;
 }
 
 nlohmann::json json_read_file(const std::string& path) {

@@ -1,11 +1,26 @@
 #include "models/clip_config.h"
 
+#include "core/error.h"
 #include "io/json_file.h"
 #include "models/config_reader.h"
 
 namespace websd {
 
 ClipTextConfig clip_config_from_json(const nlohmann::json& config, const std::string& origin) {
+  // A whole CLIPConfig (text and vision towers): transformers' CLIPTextConfig.from_pretrained reads its
+  // text_config, and CLIPTextModel loads the text tower's weights from such a checkpoint.
+  if (config.is_object() && config.value("model_type", nlohmann::json()) == "clip") {
+    const auto text = config.find("text_config");
+    if (text == config.end() || !text->is_object()) {
+      throw Error("text_encoder", origin +
+                                      ": model_type \"clip\" without a text_config object (expected a "
+                                      "CLIPTextConfig, or a CLIPConfig holding one)");
+    }
+    nlohmann::json text_config = *text;
+    text_config.erase("model_type");
+    text_config.erase("architectures");
+    return clip_config_from_json(text_config, origin + " (text_config)");
+  }
   ConfigReader reader(config, "text_encoder", origin);
   ClipTextConfig out;
   out.vocab_size = reader.positive_int("vocab_size", out.vocab_size);
@@ -14,8 +29,9 @@ ClipTextConfig clip_config_from_json(const nlohmann::json& config, const std::st
   out.num_hidden_layers = reader.positive_int("num_hidden_layers", out.num_hidden_layers);
   out.num_attention_heads = reader.positive_int("num_attention_heads", out.num_attention_heads);
   out.max_position_embeddings = reader.positive_int("max_position_embeddings", out.max_position_embeddings);
-  const std::string act = reader.choice("hidden_act", "quick_gelu", {"quick_gelu", "gelu"});
-  out.hidden_act = act == "gelu" ? ClipActivation::kGelu : ClipActivation::kQuickGelu;
+  // transformers' ACT2FN: "gelu" and "gelu_python" are both the exact (erf) GELU.
+  const std::string act = reader.choice("hidden_act", "quick_gelu", {"quick_gelu", "gelu", "gelu_python"});
+  out.hidden_act = act == "quick_gelu" ? ClipActivation::kQuickGelu : ClipActivation::kGelu;
   out.layer_norm_eps = reader.number("layer_norm_eps", out.layer_norm_eps);
   out.projection_dim = reader.positive_int("projection_dim", out.projection_dim);
   if (out.layer_norm_eps <= 0) throw reader.unsupported("layer_norm_eps", "expected a positive number");
@@ -24,10 +40,11 @@ ClipTextConfig clip_config_from_json(const nlohmann::json& config, const std::st
                          " is not divisible by num_attention_heads=" + std::to_string(out.num_attention_heads));
   }
 
-  // A full CLIPConfig (model_type "clip", nested text_config) or a model with a projection head holds
-  // other tensors than CLIPTextModel; refuse it here rather than at weight loading.
+  // The projection head of CLIPTextModelWithProjection is not used for SD's last_hidden_state (its
+  // text_projection.weight is ignored at load); other model classes hold other networks.
   reader.require("model_type", "clip_text_model");
-  reader.require("architectures", nlohmann::json::array({"CLIPTextModel"}));
+  reader.require_one_of("architectures", {nlohmann::json::array({"CLIPTextModel"}),
+                                          nlohmann::json::array({"CLIPTextModelWithProjection"}), nullptr});
   reader.require_one_of("pruned_heads", {nlohmann::json::object(), nullptr});
   reader.ignore_private_keys();
   // Training, tokenizer and serialisation settings: no effect on the weights or on last_hidden_state.

@@ -30,6 +30,8 @@ std::string join_values(const std::vector<nlohmann::json>& values) {
 
 }  // namespace
 
+std::optional<std::int64_t> ConfigReader::integer_value(const nlohmann::json& value) { return as_integer(value); }
+
 ConfigReader::ConfigReader(const nlohmann::json& config, std::string component, std::string origin)
     : config_(config), component_(std::move(component)), origin_(std::move(origin)) {
   if (!config_.is_object()) throw invalid("expected a JSON object, got " + std::string(config_.type_name()));
@@ -141,6 +143,34 @@ std::vector<std::int64_t> ConfigReader::per_block_ints(const std::string& key, s
     out.push_back(*integer);
   }
   return out;
+}
+
+std::vector<nlohmann::json> ConfigReader::per_block_values(const std::string& key, const nlohmann::json& fallback,
+                                                           std::size_t blocks) {
+  const nlohmann::json* value = take(key);
+  if (value == nullptr) return std::vector<nlohmann::json>(blocks, fallback);
+  if (!value->is_array()) return std::vector<nlohmann::json>(blocks, *value);
+  if (value->size() != blocks) {
+    throw unsupported(key, "expected one value per block: " + std::to_string(blocks) + " values, got " +
+                               std::to_string(value->size()));
+  }
+  return std::vector<nlohmann::json>(value->begin(), value->end());
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> ConfigReader::optional_int_or_pair(const std::string& key) {
+  const nlohmann::json* value = take(key);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  const auto positive = [](const nlohmann::json& item) {
+    const auto integer = as_integer(item);
+    return integer && *integer > 0 ? integer : std::nullopt;
+  };
+  if (const auto side = positive(*value)) return std::pair{*side, *side};
+  if (value->is_array() && value->size() == 2) {
+    const auto height = positive((*value)[0]);
+    const auto width = positive((*value)[1]);
+    if (height && width) return std::pair{*height, *width};
+  }
+  throw bad_type(key, "a positive integer, a [height, width] pair of them, or null");
 }
 
 void ConfigReader::require(const std::string& key, const nlohmann::json& supported) {

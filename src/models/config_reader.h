@@ -22,6 +22,9 @@ class ConfigReader {
   // `component` names the network ("unet"), `origin` the file ("model/unet/config.json").
   ConfigReader(const nlohmann::json& config, std::string component, std::string origin);
 
+  // The integer a JSON number stands for (1.0 written as a float included), else nullopt.
+  static std::optional<std::int64_t> integer_value(const nlohmann::json& value);
+
   const std::string& component() const { return component_; }
   const std::string& origin() const { return origin_; }
 
@@ -41,6 +44,13 @@ class ConfigReader {
   std::vector<std::string> string_list(const std::string& key, const std::vector<std::string>& fallback);
   // One positive integer for every block, or a list of exactly `blocks` of them.
   std::vector<std::int64_t> per_block_ints(const std::string& key, std::int64_t fallback, std::size_t blocks);
+  // One value for every block, or a list of exactly `blocks` values, each checked by `item` (which
+  // throws its own error naming the key); absent gives `blocks` copies of `fallback`.
+  std::vector<nlohmann::json> per_block_values(const std::string& key, const nlohmann::json& fallback,
+                                               std::size_t blocks);
+  // An integer or a [height, width] pair of positive integers (diffusers' `int | tuple[int, int]`);
+  // absent or null gives nullopt. A single integer means a square.
+  std::optional<std::pair<std::int64_t, std::int64_t>> optional_int_or_pair(const std::string& key);
 
   // The key may be absent; if present it must equal `supported` (numbers compare by value).
   void require(const std::string& key, const nlohmann::json& supported);

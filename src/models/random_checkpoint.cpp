@@ -1,7 +1,5 @@
 #include "models/random_checkpoint.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -10,6 +8,7 @@
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "io/safetensors_writer.h"
+#include "io/staged_folder.h"
 #include "models/model_params.h"
 #include "models/model_presets.h"
 #include "models/param_init.h"
@@ -26,12 +25,6 @@ struct Component {
   std::string weights_file;
   std::vector<ModelParam> params;
 };
-
-void create_folder(const fs::path& dir) {
-  std::error_code error;
-  fs::create_directories(dir, error);
-  if (error) throw Error("make-model", dir.string() + ": cannot create folder: " + error.message());
-}
 
 // Pretty-prints a preset's JSON text with its key order kept.
 void write_json_text(const fs::path& path, const std::string& text) {
@@ -52,10 +45,10 @@ std::vector<Component> preset_components(const ModelPreset& preset) {
   };
 }
 
-void write_component(const fs::path& root, const Component& component, std::uint64_t seed,
+void write_component(const StagedFolder& root, const Component& component, std::uint64_t seed,
                      const CheckpointProgress& progress) {
-  const fs::path dir = root / component.name;
-  create_folder(dir);
+  const fs::path dir = root.path() / component.name;
+  root.create(dir);
   write_json_text(dir / "config.json", component.config_text);
   const std::int64_t count = param_count(component.params);
   progress(component.name + ": " + std::to_string(component.params.size()) + " tensors, " + std::to_string(count) +
@@ -70,69 +63,29 @@ void write_component(const fs::path& root, const Component& component, std::uint
                              {{"format", "pt"}});
 }
 
-// Refuses a destination that is a file, or a non-empty folder unless `force`.
-void check_destination(const fs::path& out, bool force) {
-  std::error_code error;
-  const auto status = fs::status(out, error);
-  if (!fs::exists(status)) return;
-  if (!fs::is_directory(status)) throw Error("make-model", out.string() + ": exists and is not a folder");
-  if (!fs::is_empty(out, error) && !force) {
-    throw Error("make-model", out.string() + ": folder is not empty (pass --force to replace it)");
-  }
-}
-
-// Moves the finished folder into place; an existing destination is set aside first and removed last.
-void commit_folder(const fs::path& staging, const fs::path& out) {
-  std::error_code error;
-  const fs::path previous = out.string() + ".old-" + std::to_string(::getpid());
-  const bool replace = fs::exists(out, error);
-  if (replace) {
-    fs::rename(out, previous, error);
-    if (error) throw Error("make-model", out.string() + ": cannot move the old folder aside: " + error.message());
-  }
-  fs::rename(staging, out, error);
-  if (error) {
-    if (replace) fs::rename(previous, out, error);
-    throw Error("make-model", out.string() + ": cannot move the new checkpoint into place: " + error.message());
-  }
-  if (replace) fs::remove_all(previous, error);
-}
-
 }  // namespace
 
 void random_checkpoint_write(const RandomCheckpointOptions& options, const CheckpointProgress& progress) {
   const ModelPreset& preset = model_preset(options.preset);
-  fs::path out = fs::path(options.out_dir).lexically_normal();
-  if (!out.has_filename()) out = out.parent_path();
-  if (out.empty()) throw Error("make-model", "--out is empty (pass the folder to write)");
-  check_destination(out, options.force);
   const std::vector<Component> components = preset_components(preset);
-
-  if (out.has_parent_path()) create_folder(out.parent_path());
-  const fs::path staging = out.string() + ".tmp-" + std::to_string(::getpid());
-  std::error_code ignored;
-  fs::remove_all(staging, ignored);
-  try {
-    create_folder(staging);
-    write_json_text(staging / "model_index.json", preset.model_index);
-    create_folder(staging / "scheduler");
-    write_json_text(staging / "scheduler" / "scheduler_config.json", preset.scheduler);
-    // The tokenizer goes before the weights: a bad --tokenizer fails before minutes of writing.
-    create_folder(staging / "tokenizer");
-    if (options.tokenizer_dir.empty()) {
-      tokenizer_folder_write_minimal((staging / "tokenizer").string(), preset.tokenizer_pad);
-      progress("tokenizer: minimal byte-level vocabulary (514 tokens, pad '" + preset.tokenizer_pad + "')");
-    } else {
-      tokenizer_folder_copy(options.tokenizer_dir, (staging / "tokenizer").string());
-      progress("tokenizer: copied from " + options.tokenizer_dir);
-    }
-    for (const auto& component : components) write_component(staging, component, options.seed, progress);
-    commit_folder(staging, out);
-  } catch (...) {
-    fs::remove_all(staging, ignored);
-    throw;
+  StagedFolder out(options.out_dir, options.force, "make-model");
+  const fs::path& staging = out.path();
+  write_json_text(staging / "model_index.json", preset.model_index);
+  out.create(staging / "scheduler");
+  write_json_text(staging / "scheduler" / "scheduler_config.json", preset.scheduler);
+  // The tokenizer goes before the weights: a bad --tokenizer fails before minutes of writing.
+  out.create(staging / "tokenizer");
+  if (options.tokenizer_dir.empty()) {
+    tokenizer_folder_write_minimal((staging / "tokenizer").string(), preset.tokenizer_pad);
+    progress("tokenizer: minimal byte-level vocabulary (514 tokens, pad '" + preset.tokenizer_pad + "')");
+  } else {
+    tokenizer_folder_copy(options.tokenizer_dir, (staging / "tokenizer").string());
+    progress("tokenizer: copied from " + options.tokenizer_dir);
   }
-  progress("wrote " + preset.name + " checkpoint (seed " + std::to_string(options.seed) + ") to " + out.string());
+  for (const auto& component : components) write_component(out, component, options.seed, progress);
+  out.commit();
+  progress("wrote " + preset.name + " checkpoint (seed " + std::to_string(options.seed) + ") to " +
+           out.destination().string());
 }
 
 }  // namespace websd

@@ -11,14 +11,14 @@ class UNetParamWriter {
 
   std::vector<ModelParam> build() {
     const auto& channels = config_.block_out_channels;
-    builder_.conv("conv_in", config_.in_channels, channels[0], 3);
+    builder_.conv("conv_in", config_.in_channels, channels[0], config_.conv_in_kernel);
     builder_.linear("time_embedding.linear_1", channels[0], config_.time_embed_dim);
     builder_.linear("time_embedding.linear_2", config_.time_embed_dim, config_.time_embed_dim);
     for (std::size_t i = 0; i < config_.block_count(); ++i) down_block(i);
     mid_block();
     for (std::size_t i = 0; i < config_.block_count(); ++i) up_block(i);
     builder_.norm("conv_norm_out", channels[0]);
-    builder_.conv("conv_out", channels[0], config_.out_channels, 3);
+    builder_.conv("conv_out", channels[0], config_.out_channels, config_.conv_out_kernel);
     return builder_.take();
   }
 
@@ -31,7 +31,7 @@ class UNetParamWriter {
       const std::string index = std::to_string(j);
       resnet(prefix + "resnets." + index + ".", j == 0 ? in : out, out);
       if (config_.down_block_types[i] == UNetBlockType::kCrossAttn) {
-        transformer(prefix + "attentions." + index + ".", out, config_.transformer_layers_per_block[i]);
+        transformer(prefix + "attentions." + index + ".", out, config_.down_transformer_layers[i][j]);
       }
     }
     if (i + 1 < config_.block_count()) builder_.conv(prefix + "downsamplers.0.conv", out, out, 3);
@@ -39,8 +39,10 @@ class UNetParamWriter {
 
   void mid_block() {
     const std::int64_t channels = config_.block_out_channels.back();
+    if (config_.mid_block_type == UNetMidBlockType::kNone) return;
     resnet("mid_block.resnets.0.", channels, channels);
-    transformer("mid_block.attentions.0.", channels, config_.transformer_layers_per_block.back());
+    if (config_.mid_block_type == UNetMidBlockType::kResnetOnly) return;
+    transformer("mid_block.attentions.0.", channels, config_.mid_transformer_layers);
     resnet("mid_block.resnets.1.", channels, channels);
   }
 
@@ -59,7 +61,7 @@ class UNetParamWriter {
       const std::int64_t skip = j == layers - 1 ? skip_last : out;
       resnet(prefix + "resnets." + index + ".", (j == 0 ? previous : out) + skip, out);
       if (config_.up_block_types[i] == UNetBlockType::kCrossAttn) {
-        transformer(prefix + "attentions." + index + ".", out, config_.transformer_layers_per_block[mirror]);
+        transformer(prefix + "attentions." + index + ".", out, config_.up_transformer_layers[i][j]);
       }
     }
     if (i + 1 < blocks) builder_.conv(prefix + "upsamplers.0.conv", out, out, 3);

@@ -26,7 +26,7 @@ VaeConfig vae_config_from_json(const nlohmann::json& config, const std::string& 
   out.block_out_channels = reader.positive_int_list("block_out_channels", out.block_out_channels);
   out.layers_per_block = reader.positive_int("layers_per_block", out.layers_per_block);
   out.norm_num_groups = reader.positive_int("norm_num_groups", out.norm_num_groups);
-  out.sample_size = reader.positive_int("sample_size", out.sample_size);
+  if (const auto sample = reader.optional_int_or_pair("sample_size")) out.sample_size = sample->first;
   out.scaling_factor = reader.number("scaling_factor", out.scaling_factor);
   if (out.scaling_factor <= 0) throw reader.unsupported("scaling_factor", "expected a positive number");
   out.mid_block_add_attention = reader.flag("mid_block_add_attention", out.mid_block_add_attention);
@@ -48,7 +48,7 @@ VaeConfig vae_config_from_json(const nlohmann::json& config, const std::string& 
     }
   }
 
-  reader.require("act_fn", "silu");
+  reader.require_one_of("act_fn", {"silu", "swish"});  // get_activation maps both to SiLU
   // Latent statistics of other model families (SD3, Flux, SDXL variants) that SD pipelines never apply.
   reader.require("shift_factor", nullptr);
   reader.require("latents_mean", nullptr);

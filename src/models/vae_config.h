@@ -16,6 +16,8 @@ struct VaeConfig {
   std::vector<std::int64_t> block_out_channels = {64};  // one DownEncoderBlock2D / UpDecoderBlock2D each
   std::int64_t layers_per_block = 1;                    // encoder resnets per block (decoder has one more)
   std::int64_t norm_num_groups = 32;
+  // Tile size for tiled decoding in diffusers (an int or a pair there); websd does not tile, and
+  // keeps the first entry as diffusers does.
   std::int64_t sample_size = 32;
   double scaling_factor = 0.18215;      // latents = encode(x) * scaling_factor
   bool mid_block_add_attention = true;  // self-attention in both mid blocks

@@ -15,11 +15,13 @@ namespace websd {
 
 struct ModelInfo {
   std::int64_t latent_channels = 4;
-  std::int64_t vae_scale_factor = 8;   // image pixels per latent pixel
+  std::int64_t vae_scale_factor = 8;    // image pixels per latent pixel
   double vae_scaling_factor = 0.18215;  // latents = encode(x) * this
   std::int64_t max_tokens = 77;
-  // Latent side the UNet was trained at; the default image side is sample_size * vae_scale_factor.
-  std::int64_t sample_size = 64;
+  // Latent height and width the UNet was trained at (its config's sample_size, an int or a pair); the
+  // default image is (sample_height x vae_scale_factor) high and (sample_width x vae_scale_factor) wide.
+  std::int64_t sample_height = 64;
+  std::int64_t sample_width = 64;
   // Latent sides must be multiples of this (2^(levels - 1) for a UNet that halves the latents at each
   // level), so image sides must be multiples of vae_scale_factor * latent_size_multiple.
   std::int64_t latent_size_multiple = 1;

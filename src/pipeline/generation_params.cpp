@@ -34,8 +34,8 @@ void check_side(const char* option, std::int64_t value, const ModelInfo& info) {
 // Fills a zero width/height from the init image, the init latents or the model, in that order.
 void resolve_size(GenerationRequest& request, const ModelInfo& info) {
   GenerationParams& params = request.params;
-  std::int64_t width = info.sample_size * info.vae_scale_factor;
-  std::int64_t height = width;
+  std::int64_t width = info.sample_width * info.vae_scale_factor;
+  std::int64_t height = info.sample_height * info.vae_scale_factor;
   if (request.init_image) {
     width = request.init_image->width;
     height = request.init_image->height;

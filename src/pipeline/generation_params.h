@@ -41,7 +41,7 @@ struct GenerationRequest {
 inline constexpr int kMaxBatchCount = 10000;
 
 // Fills params.width/height when 0 (init image size, else init latents size x vae_scale_factor, else
-// info.sample_size x vae_scale_factor) and checks the whole request: steps >= 1, a finite guidance
+// sample_height/sample_width x vae_scale_factor) and checks the whole request: steps >= 1, a finite guidance
 // scale, sides that are positive multiples of vae_scale_factor x latent_size_multiple, an init image of
 // exactly that size, init latents of shape [batch_count, C, h, w], strength in (0, 1],
 // 1 <= batch_count <= kMaxBatchCount, and init latents not combined with an init image.

@@ -11,10 +11,10 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "support/error_text.h"
 #include "engine_test_support.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
+#include "support/error_text.h"
 #include "support/fixtures.h"
 
 namespace websd {
@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Relative L2 against the float64 references for 16-bit weight storage (FORMAT.md).
-constexpr double kF16Tolerance = 5e-3;  // measured 2.2e-3 (worst network)
+constexpr double kF16Tolerance = 5e-3;   // measured 2.2e-3 (worst network)
 constexpr double kBF16Tolerance = 5e-2;  // measured 2.0e-2 (worst network)
 
 std::vector<std::int64_t> reference_ids() {
@@ -66,7 +66,8 @@ TEST(ArtifactBackend, ReportsTheModelItWasBuiltFrom) {
   EXPECT_EQ(built.vae_scale_factor, source.vae_scale_factor);
   EXPECT_DOUBLE_EQ(built.vae_scaling_factor, source.vae_scaling_factor);
   EXPECT_EQ(built.max_tokens, source.max_tokens);
-  EXPECT_EQ(built.sample_size, source.sample_size);
+  EXPECT_EQ(built.sample_height, source.sample_height);
+  EXPECT_EQ(built.sample_width, source.sample_width);
   EXPECT_EQ(built.latent_size_multiple, source.latent_size_multiple);
   EXPECT_EQ(test::tiny_artifact_backend().width(), 128);
 }

@@ -26,7 +26,8 @@ TEST(CpuBackend, ReportsTheModelFromItsConfigs) {
   EXPECT_EQ(info.vae_scale_factor, 8);
   EXPECT_DOUBLE_EQ(info.vae_scaling_factor, 0.18215);
   EXPECT_EQ(info.max_tokens, 77);
-  EXPECT_EQ(info.sample_size, 16);
+  EXPECT_EQ(info.sample_height, 16);
+  EXPECT_EQ(info.sample_width, 16);
   EXPECT_EQ(info.latent_size_multiple, 4);  // three UNet levels
   EXPECT_EQ(info.name, "model");
 }

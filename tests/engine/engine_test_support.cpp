@@ -1,14 +1,13 @@
 #include "engine_test_support.h"
 
-#include <algorithm>
-#include <cmath>
-#include <memory>
-#include <stdexcept>
-
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <stdexcept>
 
 #include "compiler/cpu_artifact_build.h"
 #include "io/safetensors_reader.h"
@@ -30,7 +29,7 @@ const std::string& tiny_artifact_dir(DType storage) {
       std::filesystem::temp_directory_path() / ("websd-engine-tests-" + std::to_string(::getpid()));
   std::filesystem::create_directories(root);
   compiler::CpuBuildOptions options;
-  options.model_dir = tiny_model_dir();
+  options.checkpoint = std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(tiny_model_dir()));
   options.out = (root / ("tiny-" + std::string(dtype_name(storage)) + ".art")).string();
   options.storage = storage;
   compiler::build_cpu_artifact(options);

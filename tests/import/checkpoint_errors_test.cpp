@@ -30,9 +30,10 @@ void expect_open_error(const std::string& dir, std::initializer_list<std::string
 
 TEST(CheckpointErrors, FolderOrModelIndexMissing) {
   const std::string dir = test::make_temp_dir("ckpt-empty");
-  expect_open_error(dir + "/nope", {dir + "/nope: no such folder"});
+  expect_open_error(dir + "/nope", {dir + "/nope: no such file or folder"});
+  // A file is read as a single-file checkpoint: one that is not safetensors says so.
   test::write_text(dir + "/file", "x");
-  expect_open_error(dir + "/file", {dir + "/file: not a folder"});
+  expect_open_error(dir + "/file", {dir + "/file"});
   expect_open_error(dir, {dir + "/model_index.json: missing"});
 }
 
@@ -86,9 +87,9 @@ TEST(CheckpointErrors, SeveralVariantsNeedAChoice) {
   fs::copy_file(dir + "/vae/diffusion_pytorch_model.fp16.safetensors",
                 dir + "/vae/diffusion_pytorch_model.bf16.safetensors");
   expect_open_error(dir, {dir + "/vae: holds several weight variants (bf16, fp16)", "--variant"});
-  EXPECT_NO_THROW((void)DiffusersCheckpoint::open(dir, {.variant = "fp16"}));
-  expect_open_error(dir, {"no 'int8' weights", "variants present: fp16"}, {.variant = "int8"});
-  expect_open_error(dir, {"weight variant '../x' may hold only letters"}, {.variant = "../x"});
+  EXPECT_NO_THROW((void)DiffusersCheckpoint::open(dir, test::variant_options("fp16")));
+  expect_open_error(dir, {"no 'int8' weights", "variants present: fp16"}, test::variant_options("int8"));
+  expect_open_error(dir, {"weight variant '../x' may hold only letters"}, test::variant_options("../x"));
 }
 
 TEST(CheckpointErrors, CorruptWeightsNameTheFile) {

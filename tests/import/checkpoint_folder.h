@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/param_spec.h"
+#include "import/import_options.h"
 
 namespace websd::test {
 
@@ -41,5 +42,12 @@ std::vector<ParamSpec> vae_params();
 // A fresh folder in the diffusers layout: text_encoder, unet, vae, tokenizer, scheduler and a
 // [null, null] safety_checker. Returns its path.
 std::string write_checkpoint_folder(const std::string& tag, const FolderOptions& options = {});
+
+// Options that read weight variant `variant`.
+inline ImportOptions variant_options(const std::string& variant) {
+  ImportOptions options;
+  options.variant = variant;
+  return options;
+}
 
 }  // namespace websd::test

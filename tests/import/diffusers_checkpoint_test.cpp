@@ -153,7 +153,7 @@ TEST(DiffusersCheckpoint, VariantFilesAreFoundAlone) {
             dir + "/unet/diffusion_pytorch_model.safetensors.index.fp16.json");
   EXPECT_EQ(checkpoint.component("vae").weight_files().front()->path(),
             dir + "/vae/diffusion_pytorch_model.fp16.safetensors");
-  const auto explicitly = DiffusersCheckpoint::open(dir, {.variant = "fp16"});
+  const auto explicitly = DiffusersCheckpoint::open(dir, test::variant_options("fp16"));
   expect_reads_back(explicitly.component("text_encoder"), test::text_encoder_params());
 }
 
@@ -165,7 +165,7 @@ TEST(DiffusersCheckpoint, PlainFilesWinOverAVariantUnlessAsked) {
   EXPECT_EQ(DiffusersCheckpoint::open(dir).component("vae").at("decoder.conv_in.bias").entry->dtype, DType::kF32);
   // Asking for fp16 fails for the components that lack it, naming the folder and what exists.
   try {
-    (void)DiffusersCheckpoint::open(dir, {.variant = "fp16"});
+    (void)DiffusersCheckpoint::open(dir, test::variant_options("fp16"));
     FAIL();
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("no 'fp16' weights"), std::string::npos) << error.what();

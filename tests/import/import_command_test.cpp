@@ -69,7 +69,7 @@ TEST(ImportCommand, ReportsShardsVariantsAndNormalisedNames) {
 
 TEST(ImportCommand, NonexistentFolder) {
   expect_one_error_line(test::run_websd({"import", "--model", "/nonexistent/websd-model"}),
-                        "/nonexistent/websd-model: no such folder");
+                        "/nonexistent/websd-model: no such file or folder");
 }
 
 TEST(ImportCommand, FolderWithoutModelIndex) {

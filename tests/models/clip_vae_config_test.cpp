@@ -47,13 +47,35 @@ TEST(ClipConfig, GeluIsSupported) {
   EXPECT_EQ(clip_config_from_json({{"hidden_act", "gelu"}}, "cfg").hidden_act, ClipActivation::kGelu);
 }
 
+// What transformers accepts for a CLIP text encoder: CLIPTextModelWithProjection's config (its
+// projection head is not used), a whole CLIPConfig whose text_config is read, and both exact GELUs.
+TEST(ClipConfig, AcceptsTheConfigFormsTransformersLoadsATextModelFrom) {
+  EXPECT_EQ(clip_config_from_json({{"architectures", {"CLIPTextModelWithProjection"}}}, "cfg"), ClipTextConfig{});
+  EXPECT_EQ(clip_config_from_json({{"architectures", nullptr}}, "cfg"), ClipTextConfig{});
+  EXPECT_EQ(clip_config_from_json({{"hidden_act", "gelu_python"}}, "cfg").hidden_act, ClipActivation::kGelu);
+  const ClipTextConfig nested = clip_config_from_json(
+      {{"model_type", "clip"},
+       {"architectures", {"CLIPModel"}},
+       {"projection_dim", 768},
+       {"logit_scale_init_value", 2.6592},
+       {"text_config", {{"hidden_size", 64}, {"num_attention_heads", 2}, {"model_type", "clip_text_model"}}},
+       {"vision_config", {{"hidden_size", 1024}}}},
+      "cfg");
+  EXPECT_EQ(nested.hidden_size, 64);
+  EXPECT_EQ(nested.num_attention_heads, 2);
+}
+
 TEST(ClipConfig, UnsupportedValuesAreErrors) {
   EXPECT_EQ(error_of(clip_config_from_json, {{"hidden_act", "relu"}}),
-            "[text_encoder] cfg: hidden_act=\"relu\" is not supported (supported: \"quick_gelu\" or \"gelu\")");
-  EXPECT_NE(error_of(clip_config_from_json, {{"model_type", "clip"}}).find("model_type=\"clip\" is not supported"),
+            "[text_encoder] cfg: hidden_act=\"relu\" is not supported (supported: \"quick_gelu\" or \"gelu\" or "
+            "\"gelu_python\")");
+  EXPECT_NE(error_of(clip_config_from_json, {{"model_type", "clip"}}).find("model_type \"clip\" without a text_config"),
             std::string::npos);
-  EXPECT_NE(error_of(clip_config_from_json, {{"architectures", {"CLIPTextModelWithProjection"}}})
-                .find("architectures=[\"CLIPTextModelWithProjection\"] is not supported"),
+  EXPECT_NE(error_of(clip_config_from_json, {{"model_type", "clip"}, {"text_config", {{"hidden_size", 0}}}})
+                .find("cfg (text_config): hidden_size=0 is not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of(clip_config_from_json, {{"architectures", {"CLIPVisionModel"}}})
+                .find("architectures=[\"CLIPVisionModel\"] is not supported"),
             std::string::npos);
   EXPECT_NE(error_of(clip_config_from_json, {{"hidden_size", 30}}).find("not divisible by num_attention_heads=8"),
             std::string::npos);
@@ -84,6 +106,14 @@ TEST(VaeConfig, EmptyObjectGivesDiffusersDefaults) {
   EXPECT_FALSE(config.use_quant_conv);
   EXPECT_FALSE(config.mid_block_add_attention);
   EXPECT_DOUBLE_EQ(config.scaling_factor, 0.13025);
+}
+
+// AutoencoderKL reads sample_size as an int or a pair (its first entry) and "swish" as SiLU.
+TEST(VaeConfig, AcceptsPairSampleSizesAndTheSwishAlias) {
+  const VaeConfig config = vae_config_from_json({{"sample_size", {512, 768}}, {"act_fn", "swish"}}, "cfg");
+  EXPECT_EQ(config.sample_size, 512);
+  EXPECT_NE(error_of(vae_config_from_json, {{"sample_size", {512, 0}}}).find("sample_size=[512,0] is not supported"),
+            std::string::npos);
 }
 
 TEST(VaeConfig, UnsupportedValuesAreErrors) {

@@ -45,7 +45,7 @@ TEST(ModelPresets, Sd15IsEpsilonPredictionWithPndm) {
   EXPECT_EQ(scheduler["prediction_type"], "epsilon");
   EXPECT_EQ(scheduler["steps_offset"], 1);
   const UNetConfig unet = unet_config_from_json(json_parse(sd15.unet, "sd15"), "sd15");
-  EXPECT_EQ(unet.sample_size, 64);
+  EXPECT_EQ(unet.sample_size, (std::pair<std::int64_t, std::int64_t>{64, 64}));
   EXPECT_EQ(unet.cross_attention_dim, 768);
   EXPECT_EQ(unet.attention_heads, (std::vector<std::int64_t>{8, 8, 8, 8}));
   EXPECT_EQ(unet.head_dim(0), 40);
@@ -65,7 +65,7 @@ TEST(ModelPresets, Sd21IsVPredictionWithLinearProjectionsAndOpenClip) {
   EXPECT_EQ(scheduler["prediction_type"], "v_prediction");
   EXPECT_EQ(json_parse(sd21.model_index, "sd21")["scheduler"][1], "DDIMScheduler");
   const UNetConfig unet = unet_config_from_json(json_parse(sd21.unet, "sd21"), "sd21");
-  EXPECT_EQ(unet.sample_size, 96);
+  EXPECT_EQ(unet.sample_size, (std::pair<std::int64_t, std::int64_t>{96, 96}));
   EXPECT_EQ(unet.cross_attention_dim, 1024);
   EXPECT_EQ(unet.attention_heads, (std::vector<std::int64_t>{5, 10, 20, 20}));
   EXPECT_EQ(unet.head_dim(3), 64);

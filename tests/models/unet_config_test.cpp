@@ -23,14 +23,16 @@ std::string error_of(const Json& config) {
 
 TEST(UNetConfig, ReadsTheTinyFixture) {
   const UNetConfig config = unet_config_read(test::fixture_path("tiny-sd15/model/unet/config.json"));
-  EXPECT_EQ(config.sample_size, 16);
+  EXPECT_EQ(config.sample_size, (std::pair<std::int64_t, std::int64_t>{16, 16}));
   EXPECT_EQ(config.block_out_channels, (std::vector<std::int64_t>{32, 64, 64}));
   EXPECT_EQ(config.down_block_types,
             (std::vector<UNetBlockType>{UNetBlockType::kCrossAttn, UNetBlockType::kCrossAttn, UNetBlockType::kPlain}));
   EXPECT_EQ(config.up_block_types,
             (std::vector<UNetBlockType>{UNetBlockType::kPlain, UNetBlockType::kCrossAttn, UNetBlockType::kCrossAttn}));
   EXPECT_EQ(config.layers_per_block, (std::vector<std::int64_t>{2, 2, 2}));
-  EXPECT_EQ(config.transformer_layers_per_block, (std::vector<std::int64_t>{1, 1, 1}));
+  EXPECT_EQ(config.down_transformer_layers, (std::vector<std::vector<std::int64_t>>{{1, 1}, {1, 1}, {1, 1}}));
+  EXPECT_EQ(config.up_transformer_layers, (std::vector<std::vector<std::int64_t>>{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}));
+  EXPECT_EQ(config.mid_block_type, UNetMidBlockType::kCrossAttn);
   // "attention_head_dim": 8 is the number of heads (8 heads of width 4 and 8).
   EXPECT_EQ(config.attention_heads, (std::vector<std::int64_t>{8, 8, 8}));
   EXPECT_EQ(config.head_dim(0), 4);
@@ -77,13 +79,51 @@ TEST(UNetConfig, NullFlagsReadAsFalseAndPerBlockListsAreAccepted) {
                                                   "cfg");
   EXPECT_FALSE(config.upcast_attention);
   EXPECT_EQ(config.layers_per_block, (std::vector<std::int64_t>{1, 2, 3, 1}));
-  EXPECT_EQ(config.transformer_layers_per_block, (std::vector<std::int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(config.down_transformer_layers, (std::vector<std::vector<std::int64_t>>{{1}, {2, 2}, {2, 2, 2}, {1}}));
+  // Up block i mirrors down block 3 - i, with one layer more; the mid block takes the last entry.
+  EXPECT_EQ(config.up_transformer_layers,
+            (std::vector<std::vector<std::int64_t>>{{1, 1}, {2, 2, 2, 2}, {2, 2, 2}, {1, 1}}));
+  EXPECT_EQ(config.mid_transformer_layers, 1);
   EXPECT_EQ(config.time_embed_dim, 512);
+}
+
+// Value forms of UNet2DConditionModel's signature beyond the plain int/bool: (height, width) pairs,
+// per-layer transformer depths with their reverse list, per-block context widths that agree, and
+// the other mid blocks and kernels that get_mid_block / nn.Conv2d build.
+TEST(UNetConfig, AcceptsEveryValueFormOfTheDiffusersSignature) {
+  const UNetConfig config =
+      unet_config_from_json({{"sample_size", {64, 96}},
+                             {"layers_per_block", 1},
+                             {"transformer_layers_per_block", {{1}, {2}, {3, 9}, 4}},
+                             {"reverse_transformer_layers_per_block", {4, {3, 3}, {2, 1}, {1, 1}}},
+                             {"cross_attention_dim", {768, 768, 768, 768}},
+                             {"only_cross_attention", {false, false, false, false}},
+                             {"act_fn", "swish"},
+                             {"conv_in_kernel", 1},
+                             {"conv_out_kernel", 5},
+                             {"downsample_padding", 0},
+                             {"block_out_channels", {320.0, 640, 1280, 1280}},
+                             {"mid_block_type", nullptr}},
+                            "cfg");
+  EXPECT_EQ(config.sample_size, (std::pair<std::int64_t, std::int64_t>{64, 96}));
+  EXPECT_EQ(config.down_transformer_layers, (std::vector<std::vector<std::int64_t>>{{1}, {2}, {3}, {4}}));
+  EXPECT_EQ(config.up_transformer_layers, (std::vector<std::vector<std::int64_t>>{{4, 4}, {3, 3}, {2, 1}, {1, 1}}));
+  EXPECT_EQ(config.mid_transformer_layers, 4);
+  EXPECT_EQ(config.cross_attention_dim, 768);
+  EXPECT_EQ(config.conv_in_kernel, 1);
+  EXPECT_EQ(config.conv_out_kernel, 5);
+  EXPECT_EQ(config.downsample_padding, 0);
+  EXPECT_EQ(config.block_out_channels[0], 320);
+  EXPECT_EQ(config.mid_block_type, UNetMidBlockType::kNone);
+  EXPECT_EQ(unet_config_from_json({{"mid_block_type", "UNetMidBlock2D"}}, "cfg").mid_block_type,
+            UNetMidBlockType::kResnetOnly);
+  EXPECT_EQ(unet_config_from_json({{"sample_size", 96.0}}, "cfg").sample_size,
+            (std::pair<std::int64_t, std::int64_t>{96, 96}));
 }
 
 TEST(UNetConfig, UnsupportedValuesNameComponentKeyAndValue) {
   EXPECT_EQ(error_of({{"only_cross_attention", true}}),
-            "[unet] cfg: only_cross_attention=true is not supported (supported: false)");
+            "[unet] cfg: only_cross_attention=true is not supported (supported: false, or false for every block)");
   const std::vector<std::pair<std::string, Json>> cases = {
       {"only_cross_attention", {false, true, false, false}},
       {"dual_cross_attention", true},
@@ -96,15 +136,22 @@ TEST(UNetConfig, UnsupportedValuesNameComponentKeyAndValue) {
       {"resnet_time_scale_shift", "scale_shift"},
       {"act_fn", "gelu"},
       {"mid_block_type", "UNetMidBlock2DSimpleCrossAttn"},
-      {"mid_block_type", nullptr},
       {"num_attention_heads", 8},
-      {"conv_in_kernel", 1},
-      {"conv_out_kernel", 5},
+      {"conv_in_kernel", 2},
+      {"conv_out_kernel", 4},
+      {"downsample_padding", 2},
+      {"sample_size", {64, 96, 1}},
+      {"sample_size", "64"},
+      {"mid_block_scale_factor", 2},
+      {"resnet_out_scale_factor", 0.5},
+      {"timestep_post_act", "silu"},
+      {"time_embedding_act_fn", "gelu"},
       {"center_input_sample", true},
       {"attention_type", "gated"},
       {"reverse_transformer_layers_per_block", {{1}, {1}, {1}, {1}}},
       {"transformer_layers_per_block", {{1, 1}, 1, 1, 1}},
-      {"cross_attention_dim", {768, 768, 768, 768}},
+      {"cross_attention_dim", {768, 1024, 768, 768}},
+      {"only_cross_attention", nullptr},
       {"down_block_types", {"AttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"}},
       {"up_block_types", {"UpBlock2D", "AttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"}},
       {"_class_name", "UNet2DModel"},

@@ -4,7 +4,8 @@ namespace websd::test {
 
 FakeBackend::FakeBackend() {
   info_.name = "fake";
-  info_.sample_size = 4;  // default 32x32 images: fast tests
+  info_.sample_height = 4;  // default 32x32 images: fast tests
+  info_.sample_width = 4;
 }
 
 HostTensor FakeBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

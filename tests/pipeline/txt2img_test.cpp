@@ -142,10 +142,22 @@ TEST(Txt2Img, ReportsEveryStageAndStep) {
 
 TEST(Txt2Img, DefaultSizeIsTheModelSampleSizeTimesTheVaeFactor) {
   FakeBackend backend;
-  backend.info_.sample_size = 3;
+  backend.info_.sample_height = 3;
+  backend.info_.sample_width = 3;
   const auto images = test::run_pipeline(backend, test::small_request(1), "ddim");
   EXPECT_EQ(images[0].image.width, 24);
   EXPECT_NE(images[0].parameters.find("Size: 24x24"), std::string::npos);
+}
+
+// A UNet whose config says "sample_size": [h, w] defaults to a non-square image, height first.
+TEST(Txt2Img, NonSquareSampleSizeGivesANonSquareDefaultImage) {
+  FakeBackend backend;
+  backend.info_.sample_height = 2;
+  backend.info_.sample_width = 3;
+  const auto images = test::run_pipeline(backend, test::small_request(1), "ddim");
+  EXPECT_EQ(images[0].image.width, 24);
+  EXPECT_EQ(images[0].image.height, 16);
+  EXPECT_NE(images[0].parameters.find("Size: 24x16"), std::string::npos);
 }
 
 }  // namespace

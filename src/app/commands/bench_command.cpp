@@ -9,18 +9,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "app/command_registry.h"
+#include "app/model_options.h"
 #include "app/process_stats.h"
 #include "core/error.h"
 #include "cpu/onednn_conv.h"
 #include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
-#include "engine/demo_model.h"
+#include "import/checkpoint_tokenizer.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "tuning/apply_tuning.h"
@@ -29,7 +30,7 @@ namespace websd::app {
 namespace {
 
 struct BenchOptions {
-  std::string model;
+  ModelOptions model;
   std::string artifact;
   std::int64_t width = 0;
   std::int64_t height = 0;
@@ -108,24 +109,24 @@ struct BenchResult {
   std::int64_t width = 0, height = 0;
   Timing text, unet, vae;
   std::uint64_t peak_rss = 0;
+  double open_seconds = 0;          // --model: opening the checkpoint and checking every tensor
+  std::uint64_t open_peak_rss = 0;  // peak RSS right after that
   cpu::OpProfile text_profile, unet_profile, vae_profile;
 };
 
 // Times `backend`'s three networks at width x height (0: the model's default size).
 template <typename Backend>
-void bench_backend(Backend& backend, const std::string& tokenizer_dir, const BenchOptions& options,
-                   BenchResult& result) {
+void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const BenchOptions& options, BenchResult& result) {
   const ModelInfo& info = backend.info();
   const std::int64_t scale = info.vae_scale_factor;
-  const std::int64_t width = result.width ? result.width : info.sample_size * scale;
-  const std::int64_t height = result.height ? result.height : info.sample_size * scale;
+  const std::int64_t width = result.width ? result.width : info.sample_width * scale;
+  const std::int64_t height = result.height ? result.height : info.sample_height * scale;
   if (width % scale != 0 || height % scale != 0 || width <= 0 || height <= 0) {
     throw Error("bench", "size " + std::to_string(width) + "x" + std::to_string(height) +
                              " must be positive multiples of " + std::to_string(scale));
   }
   result.width = width;
   result.height = height;
-  const auto tokenizer = load_clip_tokenizer(tokenizer_dir);
   std::vector<std::int64_t> ids;
   for (const char* prompt : {"", "a photo of an astronaut riding a horse on mars"}) {
     for (const auto id : tokenizer.encode(prompt)) ids.push_back(id);
@@ -166,7 +167,9 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"text_encoder", entry(result.text, result.text_profile)},
           {"unet_step_cfg", entry(result.unet, result.unet_profile)},
           {"vae_decode", entry(result.vae, result.vae_profile)},
-          {"peak_rss_bytes", result.peak_rss}};
+          {"peak_rss_bytes", result.peak_rss},
+          {"open_s", result.open_seconds},
+          {"open_peak_rss_bytes", result.open_peak_rss}};
 }
 
 void print_result(const BenchResult& result, const BenchOptions& options) {
@@ -175,6 +178,10 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
   };
   std::printf("%s %s (%lldx%lld)\n", result.backend.c_str(), result.path.c_str(), static_cast<long long>(result.width),
               static_cast<long long>(result.height));
+  if (result.backend == "model") {
+    std::printf("%-28s %10.3f s   (peak RSS then %.2f GiB)\n", "open + check the checkpoint", result.open_seconds,
+                static_cast<double>(result.open_peak_rss) / (1024.0 * 1024.0 * 1024.0));
+  }
   row("text encoder (batch 2)", result.text);
   row("UNet step, CFG (batch 2)", result.unet);
   row("VAE decode", result.vae);
@@ -188,26 +195,28 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
 
 void run_bench(const BenchOptions& options) {
   if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
-  if (!options.tuning_db.empty() && options.model.empty() && !options.artifact.empty()) {
+  if (!options.tuning_db.empty() && options.model.model.empty() && !options.artifact.empty()) {
     throw Error("bench", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
   }
   std::vector<BenchResult> results;
-  if (!options.model.empty() || options.artifact.empty()) {
+  if (!options.model.model.empty() || options.artifact.empty()) {
     std::optional<tuning::TuningDb> tuning_db;
     if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
-    std::string model_dir = options.model;
-    if (model_dir.empty()) {
+    if (options.model.model.empty()) {
       std::cerr << "websd bench: no --model given: using the built-in DEMO model (tiny, random weights)\n";
-      model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
     }
     BenchResult& result = results.emplace_back();
     result.backend = "model";
-    result.path = model_dir;
     result.width = options.width;
     result.height = options.height;
     reset_peak_rss();
-    engine::CpuBackend backend(model_dir, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
-    bench_backend(backend, model_dir, options, result);
+    const auto open_start = std::chrono::steady_clock::now();
+    const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
+    engine::CpuBackend backend(checkpoint, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+    result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
+    result.open_peak_rss = peak_rss_bytes();
+    result.path = checkpoint->dir();
+    bench_backend(backend, checkpoint_tokenizer(*checkpoint), options, result);
     if (tuning_db) {
       const engine::TuningCoverage coverage = backend.tuning_coverage();
       std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
@@ -225,7 +234,7 @@ void run_bench(const BenchOptions& options) {
     engine::ArtifactBackend backend(options.artifact);
     result.width = options.width ? options.width : backend.width();
     result.height = options.height ? options.height : backend.height();
-    bench_backend(backend, backend.model_files_dir(), options, result);
+    bench_backend(backend, load_clip_tokenizer(backend.model_files_dir()), options, result);
   }
 
   const BenchResult* model = results.front().backend == "model" ? &results.front() : nullptr;
@@ -256,7 +265,8 @@ const bool registered = register_command(
     {"bench", "Time the text encoder, a UNet step with guidance and the VAE decode on this machine",
      [](CLI::App& command) {
        auto options = std::make_shared<BenchOptions>();
-       command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       add_model_options(command, options->model,
+                         "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--artifact", options->artifact,
                           "compiled artifact (websd build); with --model too, both are timed and compared");
        command.add_option("--width", options->width, "image width in pixels (default: the model's)");

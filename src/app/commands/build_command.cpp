@@ -10,17 +10,17 @@
 #include <string>
 
 #include "app/command_registry.h"
+#include "app/model_options.h"
 #include "artifact/weight_index.h"
 #include "compiler/cpu_artifact_build.h"
 #include "core/error.h"
-#include "engine/demo_model.h"
 #include "tuning/tuning_db.h"
 
 namespace websd::app {
 namespace {
 
 struct BuildCommandOptions {
-  std::string model;
+  ModelOptions model;
   std::string target;
   std::string out;
   std::string dtype = "f32";
@@ -54,11 +54,10 @@ void run_build(const BuildCommandOptions& options) {
   std::optional<tuning::TuningDb> db;
   if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
   build.tuning_db = db ? &*db : nullptr;
-  build.model_dir = options.model;
-  if (build.model_dir.empty()) {
+  if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
-    build.model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
   }
+  build.checkpoint = open_model(options.model, "build");
   build.progress = [](const std::string& line) { std::cerr << "websd build: " << line << std::endl; };
 
   const auto start = std::chrono::steady_clock::now();
@@ -82,10 +81,10 @@ void run_build(const BuildCommandOptions& options) {
 }
 
 const bool registered = register_command(
-    {"build", "Compile a checkpoint into a deployable artifact for a target",
-     [](CLI::App& command) {
+    {"build", "Compile a checkpoint into a deployable artifact for a target", [](CLI::App& command) {
        auto options = std::make_shared<BuildCommandOptions>();
-       command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       add_model_options(command, options->model,
+                         "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--target", options->target, "target to build for (cpu)")->required();
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();

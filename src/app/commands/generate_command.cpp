@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/model_options.h"
 #include "core/error.h"
 #include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
-#include "engine/demo_model.h"
+#include "import/checkpoint_tokenizer.h"
+#include "io/json_file.h"
 #include "io/png_file.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
@@ -34,7 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct GenerateOptions {
-  std::string model;
+  ModelOptions model;
   std::string artifact;
   std::string key_file;
   GenerationParams params;
@@ -74,14 +76,15 @@ HostTensor read_init_latents(const std::string& path) {
   return file.read_f32(file.entries().front().name);
 }
 
-std::unique_ptr<schedulers::Scheduler> make_scheduler(const GenerateOptions& options, const std::string& model_dir) {
+// The model's scheduler config: `config` (null if the model has none) read from `origin`.
+std::unique_ptr<schedulers::Scheduler> make_scheduler(const GenerateOptions& options, const nlohmann::json& config,
+                                                      const std::string& origin) {
   if (!options.scheduler_config.empty()) {
     return schedulers::create_scheduler_from_file(options.scheduler_config, options.scheduler);
   }
-  const std::string model_config = (fs::path(model_dir) / "scheduler" / "scheduler_config.json").string();
-  if (fs::exists(model_config)) return schedulers::create_scheduler_from_file(model_config, options.scheduler);
+  if (!config.is_null()) return schedulers::create_scheduler(config, options.scheduler, origin);
   if (options.scheduler.empty()) {
-    throw Error("generate", model_config + " does not exist (pass --scheduler NAME or --scheduler-config FILE)");
+    throw Error("generate", origin + " does not exist (pass --scheduler NAME or --scheduler-config FILE)");
   }
   return schedulers::create_scheduler_by_name(options.scheduler);
 }
@@ -97,8 +100,15 @@ void check_options(const GenerateOptions& options) {
   }
   check_output_folder("--out", options.out);
   if (!options.save_latents.empty()) check_output_folder("--save-latents", options.save_latents);
-  if (!options.model.empty() && !options.artifact.empty()) {
+  if (!options.model.model.empty() && !options.artifact.empty()) {
     throw Error("generate", "--model and --artifact exclude each other (an artifact already holds its model)");
+  }
+  const ImportOptions& import = options.model.import;
+  if (!options.artifact.empty() && (!import.tokenizer_dir.empty() || !import.prediction_type.empty() ||
+                                    !import.ldm_config.empty() || import.use_ema)) {
+    throw Error("generate",
+                "--tokenizer, --prediction-type, --config and --use-ema apply to --model; an artifact "
+                "holds what they would set");
   }
   if (!options.key_file.empty() && options.artifact.empty()) {
     throw Error("generate", "--key-file applies to an encrypted --artifact only");
@@ -106,20 +116,16 @@ void check_options(const GenerateOptions& options) {
   if (!options.tuning_db.empty() && !options.artifact.empty()) {
     throw Error("generate", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
   }
-  if (!options.model.empty() && !fs::is_directory(options.model)) {
-    throw Error("generate", "--model " + options.model + ": no such folder (pass a diffusers model folder)");
+  if (!options.model.model.empty() && !fs::exists(options.model.model)) {
+    throw Error("generate",
+                "--model " + options.model.model +
+                    ": no such file or folder (pass a diffusers model folder or a single-file .safetensors)");
   }
-}
-
-std::string resolve_model_dir(const std::string& model) {
-  if (!model.empty()) return model;
-  return engine::ensure_demo_model(
-      [](const std::string& line) { std::cerr << "websd: writing demo model: " << line << "\n"; });
 }
 
 // Said once the request is known to be valid, so that a bad input gets its error line alone.
 void print_notices(const GenerateOptions& options, const std::string& model_dir, const GenerationParams& params) {
-  if (options.model.empty() && options.artifact.empty()) {
+  if (options.model.model.empty() && options.artifact.empty()) {
     std::cerr << "websd: no --model given: using the built-in DEMO model with RANDOM weights (" << model_dir
               << "); its images are noise patterns, not pictures. Pass --model DIR for a real checkpoint.\n";
   }
@@ -145,10 +151,16 @@ void run_generate(const GenerateOptions& options) {
   std::unique_ptr<DiffusionBackend> backend_owner;
   engine::CpuBackend* graph_backend = nullptr;
   std::string model_dir;
+  std::optional<ClipTokenizer> tokenizer;
+  nlohmann::json scheduler_config;
+  std::string scheduler_origin;
   if (!options.artifact.empty()) {
     auto artifact = std::make_unique<engine::ArtifactBackend>(
         options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
     model_dir = artifact->model_files_dir();
+    tokenizer = load_clip_tokenizer(model_dir);
+    scheduler_origin = (fs::path(model_dir) / "scheduler" / "scheduler_config.json").string();
+    if (fs::exists(scheduler_origin)) scheduler_config = json_read_file(scheduler_origin);
     // An artifact runs the size it was built for: that is the default, and another is refused now.
     if (request.params.width == 0 && request.params.height == 0 && !request.init_image && !request.init_latents) {
       request.params.width = artifact->width();
@@ -163,16 +175,20 @@ void run_generate(const GenerateOptions& options) {
     }
     backend_owner = std::move(artifact);
   } else {
-    model_dir = resolve_model_dir(options.model);
-    auto graph = std::make_unique<engine::CpuBackend>(model_dir, engine::Residency::kOneNetwork,
+    const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "generate");
+    model_dir = checkpoint->dir();
+    tokenizer = checkpoint_tokenizer(*checkpoint);
+    scheduler_config = checkpoint->scheduler_config();
+    scheduler_origin = checkpoint->scheduler_config_origin().empty() ? model_dir + "/scheduler/scheduler_config.json"
+                                                                     : checkpoint->scheduler_config_origin();
+    auto graph = std::make_unique<engine::CpuBackend>(checkpoint, engine::Residency::kOneNetwork,
                                                       tuning_db ? &*tuning_db : nullptr);
     graph_backend = graph.get();
     backend_owner = std::move(graph);
   }
   DiffusionBackend& backend = *backend_owner;
-  const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, model_dir);
+  const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, scheduler_config, scheduler_origin);
   request = validate_request(request, backend.info(), *scheduler);
-  const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
   const GenerationParams& params = request.params;
   print_notices(options, model_dir, params);
 
@@ -180,7 +196,7 @@ void run_generate(const GenerateOptions& options) {
   ProgressPrinter printer(std::cerr, terminal);
   std::vector<float> all_latents;
   Shape latent_shape;
-  Pipeline pipeline(backend, tokenizer);
+  Pipeline pipeline(backend, *tokenizer);
   pipeline.generate(
       request, *scheduler,
       [&](const GeneratedImage& result) {
@@ -207,7 +223,9 @@ void run_generate(const GenerateOptions& options) {
 }
 
 void add_options(CLI::App& command, GenerateOptions& options) {
-  command.add_option("--model", options.model, "Diffusers model folder (default: the built-in demo model)");
+  add_model_options(command, options.model,
+                    "Diffusers model folder or single-file .safetensors checkpoint (default: the built-in demo model)",
+                    false);
   command.add_option("--artifact", options.artifact, "A compiled artifact (websd build) to run instead of --model");
   command.add_option("--key-file", options.key_file, "AES-256 key of an encrypted --artifact");
   command.add_option("--prompt", options.params.prompt, "What to draw")->required();

@@ -1,4 +1,5 @@
-// `websd import`: opens a diffusers checkpoint folder and prints what it holds, per component:
+// `websd import`: opens a checkpoint (a diffusers folder or a single-file .safetensors) and prints
+// what it holds, per component:
 // class, the config values that shape the network, tensor and parameter counts, dtypes, bytes on
 // disk and shards, plus the time taken and the peak resident memory. Only headers are read, so a
 // multi-gigabyte checkpoint opens in milliseconds without its weights becoming resident;
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/model_options.h"
 #include "app/process_stats.h"
 #include "core/error.h"
 #include "import/checkpoint_verify.h"
@@ -22,8 +24,7 @@ namespace websd::app {
 namespace {
 
 struct ImportCommandOptions {
-  std::string model;
-  std::string variant;
+  ModelOptions model;
   bool json = false;
   bool verify = false;
 };
@@ -95,6 +96,7 @@ nlohmann::ordered_json describe(const CheckpointComponent& component, const Comp
   if (!component.has_weights()) return out;
   const ComponentStats stats = component.stats();
   out["config"] = notable_config(component.config());
+  out["config_origin"] = component.config_origin();
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const auto& file : component.weight_files()) files.push_back(file->path());
   out["weights"] = {{"files", files},
@@ -122,10 +124,17 @@ nlohmann::ordered_json describe(const CheckpointComponent& component, const Comp
 
 void print_text(const nlohmann::ordered_json& summary) {
   std::cout << "checkpoint " << summary["dir"].get<std::string>();
-  if (!summary["pipeline_class"].get<std::string>().empty()) {
+  if (summary["format"] == "single_file") {
+    std::cout << " (single file, " << summary["family"].get<std::string>() << "; configs from "
+              << summary["config_source"].get<std::string>() << ")";
+  } else if (!summary["pipeline_class"].get<std::string>().empty()) {
     std::cout << " (" << summary["pipeline_class"].get<std::string>() << ")";
   }
   std::cout << "\n";
+  if (summary["format"] == "single_file") {
+    std::cout << "tokenizer: " << summary["tokenizer"].get<std::string>()
+              << "\nscheduler: " << summary["scheduler"].get<std::string>() << "\n";
+  }
   for (const auto& component : summary["components"]) {
     std::cout << component["name"].get<std::string>() << ": " << component["library"].get<std::string>() << " "
               << component["class"].get<std::string>() << "\n";
@@ -168,7 +177,8 @@ void print_text(const nlohmann::ordered_json& summary) {
 void run_import(const ImportCommandOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(options.model, {options.variant});
+  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(options.model.model, options.model.import);
+  for (const std::string& note : checkpoint.notes()) std::cerr << "websd: note: " << note << "\n";
   const double open_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::vector<ComponentVerifyReport> reports;
@@ -184,6 +194,14 @@ void run_import(const ImportCommandOptions& options) {
   nlohmann::ordered_json summary;
   summary["dir"] = checkpoint.dir();
   summary["pipeline_class"] = checkpoint.pipeline_class();
+  summary["format"] = checkpoint.is_single_file() ? "single_file" : "diffusers";
+  if (checkpoint.is_single_file()) {
+    summary["family"] = checkpoint.family();
+    summary["config_source"] = checkpoint.config_source();
+  }
+  summary["tokenizer"] = checkpoint.tokenizer().origin;
+  summary["scheduler"] = checkpoint.scheduler_config_origin();
+  summary["notes"] = checkpoint.notes();
   summary["components"] = nlohmann::ordered_json::array();
   for (const auto& component : checkpoint.components()) {
     const ComponentVerifyReport* verified = nullptr;
@@ -217,10 +235,13 @@ void run_import(const ImportCommandOptions& options) {
 }
 
 const bool registered = register_command(
-    {"import", "Open a diffusers checkpoint folder and summarise its components", [](CLI::App& command) {
+    {"import", "Open a checkpoint (diffusers folder or single .safetensors) and summarise its components",
+     [](CLI::App& command) {
        auto options = std::make_shared<ImportCommandOptions>();
-       command.add_option("--model", options->model, "Diffusers model folder (holding model_index.json)")->required();
-       command.add_option("--variant", options->variant,
+       add_model_options(command, options->model,
+                         "Diffusers model folder (holding model_index.json) or single-file .safetensors checkpoint");
+       command.get_option("--model")->required();
+       command.add_option("--variant", options->model.import.variant,
                           "Weight variant to read, e.g. fp16 (default: the plain files, or the only variant)");
        command.add_flag("--json", options->json, "Print the summary as JSON");
        command.add_flag("--verify", options->verify,

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/model_options.h"
 #include "app/version.h"
 #include "core/error.h"
 #include "cpu/cpu_executor.h"
-#include "engine/demo_model.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
 #include "pipeline/diffusion_backend.h"
@@ -27,7 +27,7 @@ namespace websd::app {
 namespace {
 
 struct TuneOptions {
-  std::string model;
+  ModelOptions model;
   std::string target;
   std::string db = "tuning.jsonl";
   std::int64_t width = 0;
@@ -35,26 +35,25 @@ struct TuneOptions {
   int runs = 5;
 };
 
-std::string config_origin(const CheckpointComponent& component) { return component.dir() + "/config.json"; }
-
 // The networks as the CPU executor will run them for a width x height txt2img with guidance.
-std::vector<graph::Function> compiled_networks(const std::string& model_dir, std::int64_t width, std::int64_t height) {
-  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(model_dir);
+std::vector<graph::Function> compiled_networks(const DiffusersCheckpoint& checkpoint, std::int64_t width,
+                                               std::int64_t height) {
   const CheckpointComponent& text = checkpoint.component("text_encoder");
   const CheckpointComponent& unet_component = checkpoint.component("unet");
   const CheckpointComponent& vae_component = checkpoint.component("vae");
-  const ClipTextConfig clip = clip_config_from_json(text.config(), config_origin(text));
-  const UNetConfig unet = unet_config_from_json(unet_component.config(), config_origin(unet_component));
-  const VaeConfig vae = vae_config_from_json(vae_component.config(), config_origin(vae_component));
+  const ClipTextConfig clip = clip_config_from_json(text.config(), text.config_origin());
+  const UNetConfig unet = unet_config_from_json(unet_component.config(), unet_component.config_origin());
+  const VaeConfig vae = vae_config_from_json(vae_component.config(), vae_component.config_origin());
 
   const std::int64_t scale = std::int64_t{1} << (vae.block_count() - 1);
-  const std::int64_t default_side = unet.sample_size.value_or(ModelInfo{}.sample_size) * scale;
-  const std::int64_t w = width ? width : default_side, h = height ? height : default_side;
+  const auto [sample_height, sample_width] =
+      unet.sample_size.value_or(std::pair{ModelInfo{}.sample_height, ModelInfo{}.sample_width});
+  const std::int64_t w = width ? width : sample_width * scale, h = height ? height : sample_height * scale;
   if (w <= 0 || h <= 0 || w % scale != 0 || h % scale != 0) {
     throw Error("tune", "size " + std::to_string(w) + "x" + std::to_string(h) + " must be positive multiples of " +
                             std::to_string(scale) + " (fix --width/--height)");
   }
-  std::cerr << "websd tune: " << model_dir << " at " << w << "x" << h << "\n";
+  std::cerr << "websd tune: " << checkpoint.dir() << " at " << w << "x" << h << "\n";
   const std::int64_t tokens = clip.max_position_embeddings;
   std::vector<graph::Function> networks;
   for (const graph::Function& function :
@@ -88,12 +87,11 @@ void run_tune(const TuneOptions& options) {
     throw Error("tune", "--db " + options.db + ": folder " + db_folder.string() + " does not exist (create it first)");
   }
   if (std::filesystem::exists(options.db)) tuning::TuningDb::read_file(options.db);
-  std::string model_dir = options.model;
-  if (model_dir.empty()) {
+  if (options.model.model.empty()) {
     std::cerr << "websd tune: no --model given: using the built-in DEMO model (tiny, random weights)\n";
-    model_dir = engine::ensure_demo_model([](const std::string& line) { std::cerr << line << "\n"; });
   }
-  const std::vector<graph::Function> networks = compiled_networks(model_dir, options.width, options.height);
+  const std::vector<graph::Function> networks =
+      compiled_networks(*open_model(options.model, "tune"), options.width, options.height);
   std::vector<const graph::Function*> functions;
   for (const auto& network : networks) functions.push_back(&network);
   const auto workloads = tuning::distinct_attention_workloads(functions);
@@ -119,7 +117,8 @@ const bool registered = register_command(
     {"tune", "Time the tunable kernels' parameters on this machine and append the best to a tuning database",
      [](CLI::App& command) {
        auto options = std::make_shared<TuneOptions>();
-       command.add_option("--model", options->model, "diffusers model folder (default: the built-in demo model)");
+       add_model_options(command, options->model,
+                         "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--target", options->target, "target to tune (cpu)")->required();
        command.add_option("--db", options->db, "tuning database to append to (JSON lines)")->capture_default_str();
        command.add_option("--width", options->width, "image width in pixels (default: the model's)");

@@ -19,13 +19,15 @@ class UNetGraphWriter {
   ValueId build(ValueId sample, ValueId timestep, ValueId context) {
     context_ = context;
     time_features_ = layers::silu(b_, time_embedding(timestep));
-    ValueId x = layers::conv2d(b_, "conv_in", sample, config_.block_out_channels[0], 3, 1, 1);
+    ValueId x = layers::conv2d(b_, "conv_in", sample, config_.block_out_channels[0], config_.conv_in_kernel, 1,
+                               config_.conv_in_kernel / 2);
     skips_ = {x};
     for (std::size_t i = 0; i < config_.block_count(); ++i) x = down_block(i, x);
     x = mid_block(x);
     for (std::size_t i = 0; i < config_.block_count(); ++i) x = up_block(i, x);
     x = layers::silu(b_, layers::group_norm(b_, "conv_norm_out", x, config_.norm_num_groups, config_.norm_eps));
-    return layers::conv2d(b_, "conv_out", x, config_.out_channels, 3, 1, 1);
+    return layers::conv2d(b_, "conv_out", x, config_.out_channels, config_.conv_out_kernel, 1,
+                          config_.conv_out_kernel / 2);
   }
 
  private:
@@ -44,11 +46,10 @@ class UNetGraphWriter {
     return blocks::resnet_block(b_, name, x, out_channels, time_features_, {config_.norm_num_groups, config_.norm_eps});
   }
 
-  // Attention settings of down block `level` (up blocks and the mid block mirror a down block).
-  // upcast_attention asks for float32 scores, which the attention op always computes.
-  ValueId transformer(const std::string& name, ValueId x, std::size_t level) {
-    const blocks::TransformerSettings settings{config_.attention_heads[level],
-                                               config_.transformer_layers_per_block[level], config_.norm_num_groups,
+  // Heads of down block `level` (up blocks and the mid block mirror a down block), `layers`
+  // BasicTransformerBlocks. upcast_attention asks for float32 scores, which the attention op always computes.
+  ValueId transformer(const std::string& name, ValueId x, std::size_t level, std::int64_t layers) {
+    const blocks::TransformerSettings settings{config_.attention_heads[level], layers, config_.norm_num_groups,
                                                config_.use_linear_projection};
     return blocks::spatial_transformer(b_, name, x, context_, settings);
   }
@@ -62,22 +63,25 @@ class UNetGraphWriter {
       const std::string index = std::to_string(j);
       x = resnet(prefix + ".resnets." + index, x, channels);
       if (config_.down_block_types[i] == UNetBlockType::kCrossAttn) {
-        x = transformer(prefix + ".attentions." + index, x, i);
+        x = transformer(prefix + ".attentions." + index, x, i, config_.down_transformer_layers[i][j]);
       }
       skips_.push_back(x);
     }
     if (i + 1 < config_.block_count()) {
-      x = blocks::downsample(b_, prefix + ".downsamplers.0", x, 1);
+      x = blocks::downsample(b_, prefix + ".downsamplers.0", x, config_.downsample_padding);
       skips_.push_back(x);
     }
     return x;
   }
 
-  // UNetMidBlock2DCrossAttn: resnet, transformer, resnet at the deepest level.
+  // UNetMidBlock2DCrossAttn: resnet, transformer, resnet at the deepest level; UNetMidBlock2D: one
+  // resnet; no mid block: the down path's output goes straight up.
   ValueId mid_block(ValueId x) {
+    if (config_.mid_block_type == UNetMidBlockType::kNone) return x;
     const std::int64_t channels = config_.block_out_channels.back();
     x = resnet("mid_block.resnets.0", x, channels);
-    x = transformer("mid_block.attentions.0", x, config_.block_count() - 1);
+    if (config_.mid_block_type == UNetMidBlockType::kResnetOnly) return x;
+    x = transformer("mid_block.attentions.0", x, config_.block_count() - 1, config_.mid_transformer_layers);
     return resnet("mid_block.resnets.1", x, channels);
   }
 
@@ -93,7 +97,7 @@ class UNetGraphWriter {
       skips_.pop_back();
       x = resnet(prefix + ".resnets." + index, x, channels);
       if (config_.up_block_types[i] == UNetBlockType::kCrossAttn) {
-        x = transformer(prefix + ".attentions." + index, x, mirror);
+        x = transformer(prefix + ".attentions." + index, x, mirror, config_.up_transformer_layers[i][j]);
       }
     }
     if (i + 1 < config_.block_count()) x = blocks::upsample(b_, prefix + ".upsamplers.0", x);

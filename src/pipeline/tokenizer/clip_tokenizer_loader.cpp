@@ -1,9 +1,11 @@
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include "core/error.h"
+#include "io/json_file.h"
 #include "pipeline/tokenizer/hf_tokenizer_config.h"
 #include "pipeline/tokenizer/hf_tokenizer_files.h"
 
@@ -36,12 +38,19 @@ void add_tokens(std::vector<AddedToken>& tokens, const std::vector<AddedToken>& 
   }
 }
 
-void read_bpe_files(const fs::path& folder, ClipTokenizerSpec& spec) {
-  const fs::path tokenizer_json = folder / "tokenizer.json";
-  if (fs::exists(tokenizer_json)) {
-    spec.origin = tokenizer_json.string();
+// The tokenizer files of one folder, on disk or in memory, read by name.
+struct TokenizerFiles {
+  std::function<bool(const std::string&)> exists;
+  std::function<nlohmann::json(const std::string&)> json;               // parsed
+  std::function<std::vector<BpeMerge>(const std::string&)> merges_txt;  // parsed
+  std::function<std::string(const std::string&)> origin;                // for messages
+};
+
+void read_bpe_files(const TokenizerFiles& files, ClipTokenizerSpec& spec) {
+  if (files.exists("tokenizer.json")) {
+    spec.origin = files.origin("tokenizer.json");
     spec.merges_origin = spec.origin;
-    HfTokenizerJson file = read_tokenizer_json(spec.origin);
+    HfTokenizerJson file = parse_tokenizer_json(files.json("tokenizer.json"), spec.origin);
     spec.vocab = std::move(file.vocab);
     spec.merges = std::move(file.merges);
     spec.added_tokens = std::move(file.added_tokens);
@@ -52,22 +61,30 @@ void read_bpe_files(const fs::path& folder, ClipTokenizerSpec& spec) {
     if (file.max_length) spec.max_length = *file.max_length;
     return;
   }
-  spec.origin = (folder / "vocab.json").string();
-  spec.vocab = read_vocab_json(spec.origin);
-  spec.merges_origin = (folder / "merges.txt").string();
-  spec.merges = read_merges_txt(spec.merges_origin);
+  spec.origin = files.origin("vocab.json");
+  spec.vocab = parse_vocab_json(files.json("vocab.json"), spec.origin);
+  spec.merges_origin = files.origin("merges.txt");
+  spec.merges = files.merges_txt("merges.txt");
 }
 
-void apply_config(const fs::path& path, ClipTokenizerSpec& spec) {
-  if (!fs::exists(path)) return;
-  const std::string origin = path.string();
-  const HfTokenizerConfig config = read_tokenizer_config(origin);
+void apply_config(const TokenizerFiles& files, const std::string& name, ClipTokenizerSpec& spec) {
+  if (!files.exists(name)) return;
+  const std::string origin = files.origin(name);
+  const HfTokenizerConfig config = parse_tokenizer_config(files.json(name), origin);
   override_with(spec.bos, config.bos_token, origin);
   override_with(spec.eos, config.eos_token, origin);
   override_with(spec.unk, config.unk_token, origin);
   override_with(spec.pad, config.pad_token, origin);
   if (config.model_max_length) spec.max_length = *config.model_max_length;
   add_tokens(spec.added_tokens, config.added_tokens);
+}
+
+ClipTokenizerSpec read_spec(const TokenizerFiles& files) {
+  ClipTokenizerSpec spec;
+  read_bpe_files(files, spec);
+  apply_config(files, "special_tokens_map.json", spec);
+  apply_config(files, "tokenizer_config.json", spec);
+  return spec;
 }
 
 }  // namespace
@@ -88,11 +105,19 @@ std::string find_tokenizer_folder(const std::string& folder) {
 
 ClipTokenizerSpec read_clip_tokenizer_spec(const std::string& folder) {
   const fs::path tokenizer_folder = find_tokenizer_folder(folder);
-  ClipTokenizerSpec spec;
-  read_bpe_files(tokenizer_folder, spec);
-  apply_config(tokenizer_folder / "special_tokens_map.json", spec);
-  apply_config(tokenizer_folder / "tokenizer_config.json", spec);
-  return spec;
+  const auto path = [tokenizer_folder](const std::string& name) { return (tokenizer_folder / name).string(); };
+  return read_spec({[path](const std::string& name) { return fs::exists(path(name)); },
+                    [path](const std::string& name) { return json_read_file(path(name)); },
+                    [path](const std::string& name) { return read_merges_txt(path(name)); }, path});
+}
+
+ClipTokenizerSpec read_clip_tokenizer_spec_from_files(const std::map<std::string, std::string>& files,
+                                                      const std::string& origin) {
+  const auto where = [origin](const std::string& name) { return origin + "/" + name; };
+  return read_spec({[&files](const std::string& name) { return files.count(name) != 0; },
+                    [&files, where](const std::string& name) { return json_parse(files.at(name), where(name)); },
+                    [&files, where](const std::string& name) { return parse_merges_txt(files.at(name), where(name)); },
+                    where});
 }
 
 ClipTokenizer load_clip_tokenizer(const std::string& folder) { return ClipTokenizer(read_clip_tokenizer_spec(folder)); }

@@ -13,6 +13,7 @@
 // Thread-safe (no shared state). Errors are websd::Error naming the folder or file.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "pipeline/tokenizer/clip_tokenizer.h"
@@ -26,5 +27,10 @@ std::string find_tokenizer_folder(const std::string& folder);
 ClipTokenizerSpec read_clip_tokenizer_spec(const std::string& folder);
 
 ClipTokenizer load_clip_tokenizer(const std::string& folder);
+
+// The same precedence on the files of a tokenizer folder held in memory (file name -> content), as a
+// single-file checkpoint written by websd carries them; `origin` names them in errors ("<origin>/vocab.json").
+ClipTokenizerSpec read_clip_tokenizer_spec_from_files(const std::map<std::string, std::string>& files,
+                                                      const std::string& origin);
 
 }  // namespace websd

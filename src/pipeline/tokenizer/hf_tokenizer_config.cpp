@@ -27,7 +27,10 @@ TokenId parse_id_key(const std::string& key, const std::string& where) {
 }  // namespace
 
 HfTokenizerConfig read_tokenizer_config(const std::string& path) {
-  const nlohmann::json root = json_read_file(path);
+  return parse_tokenizer_config(json_read_file(path), path);
+}
+
+HfTokenizerConfig parse_tokenizer_config(const nlohmann::json& root, const std::string& path) {
   if (!root.is_object()) throw Error("tokenizer", path + ": not a JSON object (is this a tokenizer config?)");
   HfTokenizerConfig config;
   config.bos_token = special_token(root, "bos_token", path);

@@ -3,6 +3,7 @@
 // Pure function, thread-safe. Errors are websd::Error naming the file and key.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,5 +23,7 @@ struct HfTokenizerConfig {
 
 // Unknown keys (tokenizer_class, do_lower_case, backend, ...) are ignored.
 HfTokenizerConfig read_tokenizer_config(const std::string& path);
+// The same on a parsed file; `origin` names it in errors.
+HfTokenizerConfig parse_tokenizer_config(const nlohmann::json& root, const std::string& origin);
 
 }  // namespace websd

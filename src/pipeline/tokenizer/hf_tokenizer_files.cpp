@@ -99,6 +99,8 @@ void read_post_processor(const nlohmann::json& root, const std::string& path, Hf
 
 BpeVocab read_vocab_json(const std::string& path) { return parse_vocab(json_read_file(path), path); }
 
+BpeVocab parse_vocab_json(const nlohmann::json& root, const std::string& origin) { return parse_vocab(root, origin); }
+
 std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& origin) {
   std::vector<BpeMerge> merges;
   std::size_t line_number = 0;
@@ -137,7 +139,10 @@ std::vector<BpeMerge> read_merges_txt(const std::string& path) {
 }
 
 HfTokenizerJson read_tokenizer_json(const std::string& path) {
-  const nlohmann::json root = json_read_file(path);
+  return parse_tokenizer_json(json_read_file(path), path);
+}
+
+HfTokenizerJson parse_tokenizer_json(const nlohmann::json& root, const std::string& path) {
   if (!root.is_object()) throw Error("tokenizer", path + ": not a JSON object (is this a tokenizer.json?)");
   const nlohmann::json* model = find_object(root, "model", path);
   if (model == nullptr) throw Error("tokenizer", path + ": no 'model' section (is this a tokenizer.json?)");

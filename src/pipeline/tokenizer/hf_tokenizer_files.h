@@ -3,6 +3,7 @@
 // Pure functions, thread-safe. Every error is a websd::Error naming the file (and key or line).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,5 +35,9 @@ struct HfTokenizerJson {
   std::optional<int> max_length;         // truncation.max_length
 };
 HfTokenizerJson read_tokenizer_json(const std::string& path);
+
+// The same readers on content already in memory; `origin` names it in errors.
+BpeVocab parse_vocab_json(const nlohmann::json& root, const std::string& origin);
+HfTokenizerJson parse_tokenizer_json(const nlohmann::json& root, const std::string& origin);
 
 }  // namespace websd
