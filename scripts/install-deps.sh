@@ -15,6 +15,7 @@ PACKAGES=(
                                               # a Recommends of libdnnl-dev that --no-install-recommends skips
   libspng-dev                                 # PNG: generated images out, img2img init images in
   libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
+  libyaml-cpp-dev                             # single-file checkpoints: the original LDM inference configs (--config)
 )
 
 missing=()

@@ -438,15 +438,20 @@ SingleFileArchitecture single_file_architecture(const SafetensorsFile& file, con
         tensors.count([&](std::int64_t level) { return kVae + "encoder.down." + at(level) + "block.0.conv1.weight"; });
     const std::int64_t vae_scale = std::int64_t{1} << std::max<std::int64_t>(0, vae_levels - 1);
     std::int64_t image = family.sd2() && prediction == "v_prediction" ? 768 : 512;
+    bool size_guessed = false;
     if (config != nullptr && config->image_size) {
       image = *config->image_size * vae_scale;
     } else if (const auto height = modelspec_height(metadata)) {
       image = *height;
-    } else if (prediction_origin == "guess") {
+    } else {
+      size_guessed = true;
+    }
+    if (prediction_origin == "guess") {
       out.notes.push_back(
-          "an SD 2.x checkpoint that does not say its prediction type: assuming v_prediction at "
-          "768x768 (the 768-v models, as diffusers does); pass --prediction-type epsilon for a 512x512 "
-          "base model");
+          std::string("an SD 2.x checkpoint that does not say its prediction type: assuming "
+                      "v_prediction") +
+          (size_guessed ? " at 768x768 (the 768-v models, as diffusers does)" : " (as diffusers does)") +
+          "; pass --prediction-type epsilon for a base model");
     }
     out.text_encoder = infer_text_encoder(tensors, family, config, out.unused_text_layers);
     out.unet = infer_unet(tensors, family, config, image / vae_scale, prediction == "v_prediction");
@@ -455,10 +460,12 @@ SingleFileArchitecture single_file_architecture(const SafetensorsFile& file, con
                                           : file.path() + " (tensor shapes and SD defaults)";
   }
 
+  bool family_defaults = false;
   if (!options.scheduler_config.empty()) {
     out.scheduler = json_read_file(options.scheduler_config);
     out.scheduler_origin = options.scheduler_config;
   } else if (out.scheduler.is_null()) {
+    family_defaults = true;
     out.scheduler = family_scheduler(family);
     out.scheduler_origin = file.path() + " (websd's " + out.family + " scheduler defaults)";
     if (config != nullptr) {
@@ -470,10 +477,9 @@ SingleFileArchitecture single_file_architecture(const SafetensorsFile& file, con
   if (!out.scheduler.is_object()) {
     throw Error("import", out.scheduler_origin + ": a scheduler config must be a JSON object");
   }
-  if (!options.prediction_type.empty() || !out.scheduler.contains("prediction_type") ||
-      out.scheduler_origin.find("defaults") != std::string::npos) {
-    out.scheduler["prediction_type"] = prediction;
-  }
+  // The model's own scheduler config (websd's metadata, --scheduler-config) says what it says, class
+  // defaults included; the family's gets the prediction type found above; the option overrides both.
+  if (!options.prediction_type.empty() || family_defaults) out.scheduler["prediction_type"] = prediction;
   if (options.use_ema && !tensors.has_prefix(kLdmEmaPrefix)) {
     tensors.fail("--use-ema: the file holds no EMA weights (model_ema.*)");
   }

@@ -66,7 +66,11 @@ void write_component(const StagedFolder& root, const Component& component, std::
 }  // namespace
 
 void random_checkpoint_write(const RandomCheckpointOptions& options, const CheckpointProgress& progress) {
-  const ModelPreset& preset = model_preset(options.preset);
+  random_checkpoint_write(model_preset(options.preset), options, progress);
+}
+
+void random_checkpoint_write(const ModelPreset& preset, const RandomCheckpointOptions& options,
+                             const CheckpointProgress& progress) {
   const std::vector<Component> components = preset_components(preset);
   StagedFolder out(options.out_dir, options.force, "make-model");
   const fs::path& staging = out.path();

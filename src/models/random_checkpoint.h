@@ -10,6 +10,8 @@
 #include <functional>
 #include <string>
 
+#include "models/model_presets.h"
+
 namespace websd {
 
 struct RandomCheckpointOptions {
@@ -26,5 +28,9 @@ using CheckpointProgress = std::function<void(const std::string& line)>;
 // Throws websd::Error for an unknown preset, a destination that is a file or a non-empty folder
 // (unless `force`), a tokenizer folder without tokenizer files, or any I/O failure.
 void random_checkpoint_write(const RandomCheckpointOptions& options, const CheckpointProgress& progress);
+// The same for an architecture given as config files (options.preset is ignored): tests write
+// checkpoints of any configuration this way. Throws websd::Error for configs websd does not support.
+void random_checkpoint_write(const ModelPreset& preset, const RandomCheckpointOptions& options,
+                             const CheckpointProgress& progress);
 
 }  // namespace websd
