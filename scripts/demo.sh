@@ -2,8 +2,7 @@
 # Installs dependencies, builds, and runs websd's main job: generating an image. Without a model
 # (WEBSD_MODEL unset) websd uses its built-in demo model, a tiny random-weight SD 1.5-architecture
 # checkpoint, and says so; its image is a noise pattern. Point WEBSD_MODEL at a diffusers folder or a
-# single-file .safetensors checkpoint
-# for a real picture. The image is written to ${WEBSD_DEMO_OUT:-out}/demo.png.
+# single-file .safetensors checkpoint for a real picture. The image is written to ${WEBSD_DEMO_OUT:-out}/demo.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
