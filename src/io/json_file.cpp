@@ -86,20 +86,42 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
 // recursive walks over the parsed value (restore_nonstandard_literals, destruction).
 constexpr int kMaxJsonDepth = 256;
 
+// nlohmann's DOM builder with a depth limit checked as containers open (nlohmann's callback parser
+// would do the same, but rescans the parent object at every nested object's end: quadratic).
+class DepthLimitedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  DepthLimitedDom(nlohmann::json& result, const std::string& origin)
+      : json_sax_dom_parser(result, true), origin_(origin) {}
+
+  bool start_object(std::size_t size) { return enter() && json_sax_dom_parser::start_object(size); }
+  bool end_object() { return leave() && json_sax_dom_parser::end_object(); }
+  bool start_array(std::size_t size) { return enter() && json_sax_dom_parser::start_array(size); }
+  bool end_array() { return leave() && json_sax_dom_parser::end_array(); }
+
+ private:
+  bool enter() {
+    if (++depth_ > kMaxJsonDepth) {
+      throw Error("json", origin_ + ": nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+    }
+    return true;
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+
+  const std::string& origin_;
+  int depth_ = 0;
+};
+
 }  // namespace
 
 nlohmann::json json_parse(std::string_view text, const std::string& origin) {
   nlohmann::json value;
-  const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    const bool opens =
-        event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) {
-      throw Error("json", origin + ": nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
-    }
-    return true;
-  };
   try {
-    value = nlohmann::json::parse(replace_nonstandard_literals(text), limit_depth);
+    const std::string replaced = replace_nonstandard_literals(text);
+    DepthLimitedDom sax(value, origin);
+    nlohmann::json::sax_parse(replaced, &sax);
   } catch (const nlohmann::json::exception& error) {
     throw Error("json", origin + ": " + error.what());
   }

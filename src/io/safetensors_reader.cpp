@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -78,42 +80,123 @@ std::string describe(const nlohmann::json& value) {
   throw Error("safetensors", path + ": " + what);
 }
 
-// Parses the header text, refusing invalid UTF-8, nesting deeper than kMaxHeaderDepth and
-// duplicate keys: nlohmann keeps the last of duplicate keys silently, which would let two
-// different tensors hide behind one name.
-nlohmann::json parse_header_json(const std::string& path, std::string_view text) {
-  if (const auto bad_byte = find_invalid_utf8(text); bad_byte != std::string_view::npos) {
-    fail(path, "header is not valid UTF-8 at byte " + std::to_string(8 + bad_byte) +
-                   " (tensor names and metadata must be UTF-8; the file is corrupt or not safetensors)");
+// Streams the header through nlohmann's SAX interface: each top-level value (one tensor entry or
+// __metadata__) is built alone and handed to `on_value`, so time and memory are linear in the header
+// (nlohmann's callback parser rescans the parent object at every nested object's end: quadratic in
+// the tensor count). Refuses nesting deeper than kMaxHeaderDepth while parsing, so nothing recurses
+// on attacker-controlled depth, and duplicate keys, which nlohmann's DOM would keep silently (the
+// last one wins), letting two different tensors hide behind one name.
+class HeaderParser {
+ public:
+  using Json = nlohmann::json;
+  using OnValue = std::function<void(const std::string& key, const Json& value)>;
+
+  HeaderParser(const std::string& path, OnValue on_value) : path_(path), on_value_(std::move(on_value)) {}
+
+  bool null() {
+    return value([](auto& dom) { return dom.null(); }, Json());
   }
-  std::vector<std::set<std::string, std::less<>>> open_objects;  // keys seen, per open object
-  const auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if ((event == Event::object_start || event == Event::array_start) && depth >= SafetensorsFile::kMaxHeaderDepth) {
-      fail(path, "header nests deeper than " + std::to_string(SafetensorsFile::kMaxHeaderDepth) +
-                     " levels (not a safetensors header)");
+  bool boolean(bool v) {
+    return value([v](auto& dom) { return dom.boolean(v); }, Json(v));
+  }
+  bool number_integer(Json::number_integer_t v) {
+    return value([v](auto& dom) { return dom.number_integer(v); }, Json(v));
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return value([v](auto& dom) { return dom.number_unsigned(v); }, Json(v));
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) {
+    return value([v, &text](auto& dom) { return dom.number_float(v, text); }, Json(v));
+  }
+  bool string(Json::string_t& v) {
+    return value([&v](auto& dom) { return dom.string(v); }, Json(v));
+  }
+  bool binary(Json::binary_t& v) {
+    return value([&v](auto& dom) { return dom.binary(v); }, Json(v));
+  }
+
+  bool start_object(std::size_t size) {
+    open("object");
+    keys_.emplace_back();
+    return depth_ == 1 || sub().start_object(size);
+  }
+  bool key(Json::string_t& name) {
+    if (!keys_.back().insert(name).second) {
+      fail(path_, "header holds the key " + safetensors_quote_name(name) +
+                      (depth_ == 1 ? " twice (duplicate tensor names)" : " twice inside one object"));
     }
-    if (event == Event::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Event::object_end) {
-      open_objects.pop_back();
-    } else if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second) {
-      fail(path, "header holds the key " + safetensors_quote_name(parsed.get<std::string>()) +
-                     (depth == 1 ? " twice (duplicate tensor names)" : " twice inside one object"));
+    if (depth_ == 1) {
+      key_ = name;
+      return true;
     }
-    return true;
-  };
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text.begin(), text.end(), on_event);
-  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for a number like 1E999
+    return sub().key(name);
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return close([](auto& dom) { return dom.end_object(); });
+  }
+  bool start_array(std::size_t size) {
+    open("array");
+    return sub().start_array(size);
+  }
+  bool end_array() {
+    return close([](auto& dom) { return dom.end_array(); });
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& error) {
     std::string reason = error.what();
     if (const auto start = reason.find("] "); start != std::string::npos) reason.erase(0, start + 2);
-    fail(path, "header is not valid JSON: " + safetensors_quote_name(reason));
+    fail(path_, "header is not valid JSON: " + safetensors_quote_name(reason));
   }
-  if (!header.is_object()) fail(path, "header is " + describe(header) + ", expected a JSON object");
-  return header;
-}
+
+ private:
+  using Dom = nlohmann::detail::json_sax_dom_parser<Json>;
+
+  Dom& sub() {
+    if (!dom_) dom_.emplace(value_, true);
+    return *dom_;
+  }
+
+  void open(const char* what) {
+    if (depth_ == 0 && std::string(what) != "object") fail(path_, "header is a JSON array, expected a JSON object");
+    if (depth_ >= SafetensorsFile::kMaxHeaderDepth) {
+      fail(path_, "header nests deeper than " + std::to_string(SafetensorsFile::kMaxHeaderDepth) +
+                      " levels (not a safetensors header)");
+    }
+    ++depth_;
+  }
+
+  template <typename Event>
+  bool close(const Event& event) {
+    --depth_;
+    if (depth_ == 0) return true;  // the header object itself
+    const bool ok = event(sub());
+    if (depth_ == 1) finish();
+    return ok;
+  }
+
+  // A scalar: a whole top-level value, part of one, or (outside any object) the whole header.
+  template <typename Event>
+  bool value(const Event& event, const Json& scalar) {
+    if (depth_ == 0) fail(path_, "header is " + describe(scalar) + ", expected a JSON object");
+    if (depth_ > 1) return event(sub());
+    on_value_(key_, scalar);
+    return true;
+  }
+
+  void finish() {
+    dom_.reset();
+    on_value_(key_, value_);
+    value_ = Json();
+  }
+
+  const std::string& path_;
+  OnValue on_value_;
+  int depth_ = 0;
+  std::vector<std::set<std::string, std::less<>>> keys_;  // keys seen, per open object
+  std::string key_;                                       // of the top-level value being read
+  Json value_;
+  std::optional<Dom> dom_;
+};
 
 std::map<std::string, std::string> parse_metadata(const std::string& path, const nlohmann::json& value) {
   if (!value.is_object()) fail(path, "__metadata__ is " + describe(value) + ", expected an object of strings");
@@ -239,15 +322,19 @@ void SafetensorsFile::parse_header() {
   data_start_ = 8 + header_len;
   const std::uint64_t data_size = file_size - data_start_;
 
-  const nlohmann::json header =
-      parse_header_json(path, {reinterpret_cast<const char*>(file_.bytes().data() + 8), header_len});
-  for (const auto& [name, value] : header.items()) {
+  const std::string_view text(reinterpret_cast<const char*>(file_.bytes().data() + 8), header_len);
+  if (const auto bad_byte = find_invalid_utf8(text); bad_byte != std::string_view::npos) {
+    fail(path, "header is not valid UTF-8 at byte " + std::to_string(8 + bad_byte) +
+                   " (tensor names and metadata must be UTF-8; the file is corrupt or not safetensors)");
+  }
+  HeaderParser parser(path, [&](const std::string& name, const nlohmann::json& value) {
     if (name == "__metadata__") {
       metadata_ = parse_metadata(path, value);
     } else {
       entries_.push_back(parse_entry(path, name, value, data_size));
     }
-  }
+  });
+  nlohmann::json::sax_parse(text.begin(), text.end(), &parser);
   std::sort(entries_.begin(), entries_.end(),
             [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   for (std::size_t i = 0; i < entries_.size(); ++i) {

@@ -11,22 +11,25 @@ namespace websd {
 namespace {
 
 // The padded JSON header for `tensors` laid out back to back in order; checks names are unique.
+// Entries are serialised one by one (an ordered_json object looks keys up linearly: quadratic).
 std::string build_header(const std::string& path, const std::vector<SafetensorsTensorSpec>& tensors,
                          const std::map<std::string, std::string>& metadata) {
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::string header_text = "{";
+  if (!metadata.empty()) header_text += "\"__metadata__\":" + nlohmann::json(metadata).dump();
   std::set<std::string> names;
   std::uint64_t offset = 0;
   for (const auto& tensor : tensors) {
     if (!names.insert(tensor.name).second)
       throw Error("safetensors", path + ": duplicate tensor '" + tensor.name + "'");
     const auto size = static_cast<std::uint64_t>(shape_numel(tensor.shape)) * dtype_size(tensor.dtype);
-    header[tensor.name] = {{"dtype", std::string(dtype_name(tensor.dtype))},
-                           {"shape", tensor.shape},
-                           {"data_offsets", {offset, offset + size}}};
+    const nlohmann::ordered_json entry = {{"dtype", std::string(dtype_name(tensor.dtype))},
+                                          {"shape", tensor.shape},
+                                          {"data_offsets", {offset, offset + size}}};
+    if (header_text.size() > 1) header_text += ',';
+    header_text += nlohmann::json(tensor.name).dump() + ":" + entry.dump();
     offset += size;
   }
-  std::string header_text = header.dump();
+  header_text += "}";
   header_text.append((8 - header_text.size() % 8) % 8, ' ');
   return header_text;
 }

@@ -30,6 +30,24 @@ TEST(Safetensors, WriteThenReadBackEveryFloatDtype) {
   EXPECT_EQ(file.find("missing"), nullptr);
 }
 
+// A header of 100 000 tensors (8 MB) parses in a linear pass (bench/io/safetensors_header_bench.cpp
+// times it up to 1 M tensors); every entry is there, each with its own bytes.
+TEST(Safetensors, ReadsAHeaderOfAHundredThousandTensors) {
+  const std::string path = test::make_temp_dir("st-many") + "/many.safetensors";
+  constexpr std::size_t kCount = 100'000;
+  std::vector<float> values(kCount);
+  std::vector<SafetensorsTensorView> views;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    values[i] = static_cast<float>(i);
+    views.push_back({"t" + std::to_string(i), DType::kF32, {1}, std::as_bytes(std::span(&values[i], 1))});
+  }
+  safetensors_write(path, views);
+  const SafetensorsFile file(path);
+  ASSERT_EQ(file.entries().size(), kCount);
+  EXPECT_EQ(file.read_f32("t99999").data, (std::vector<float>{99999.0f}));
+  EXPECT_EQ(file.read_f32("t0").data, (std::vector<float>{0.0f}));
+}
+
 TEST(Safetensors, ReadsTheReferenceFixtures) {
   const SafetensorsFile file(test::fixture_path("refs/randn.safetensors"));
   EXPECT_FALSE(file.entries().empty());
