@@ -27,6 +27,13 @@ void add_model_options(CLI::App& command, ModelOptions& options, const std::stri
   }
 }
 
+std::vector<InputPath> model_inputs(const ModelOptions& options) {
+  return {{"--model", options.model},
+          {"--tokenizer", options.import.tokenizer_dir},
+          {"--config", options.import.ldm_config},
+          {"--scheduler-config", options.import.scheduler_config}};
+}
+
 std::shared_ptr<const DiffusersCheckpoint> open_model(const ModelOptions& options, const std::string& command) {
   std::string path = options.model;
   if (path.empty()) {

@@ -7,8 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "import/diffusers_checkpoint.h"
+#include "io/output_paths.h"
 
 namespace websd::app {
 
@@ -21,6 +23,9 @@ struct ModelOptions {
 // own) --scheduler-config. `model_help` describes --model for this command.
 void add_model_options(CLI::App& command, ModelOptions& options, const std::string& model_help,
                        bool with_scheduler_config = true);
+
+// The files and folders these options read, for check_outputs (io/output_paths.h).
+std::vector<InputPath> model_inputs(const ModelOptions& options);
 
 // Opens options.model, or the built-in demo model when it is empty (saying so on stderr, prefixed by
 // `command`); prints the importer's notes. Throws websd::Error as DiffusersCheckpoint::open does.

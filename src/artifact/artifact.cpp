@@ -58,8 +58,8 @@ void check_dir(const std::string& dir) {
 
 void check_target(const std::string& dir, const ArtifactManifest& manifest, const std::string& expected) {
   if (expected.empty() || manifest.target == expected) return;
-  fail(dir, "wrong target: the artifact is built for '" + manifest.target + "', this runtime runs '" + expected +
-                "' (build one with 'websd build --target " + expected + "')");
+  fail(dir, "wrong target: the artifact is built for " + quote_for_message(manifest.target) + ", this runtime runs '" +
+                expected + "' (build one with 'websd build --target " + expected + "')");
 }
 
 void check_index_matches_manifest(const std::string& path, const std::string& text, const ArtifactManifest& manifest,
@@ -96,7 +96,14 @@ void check_shard_files(const std::string& weights_dir, const WeightIndex& index)
 
 std::optional<ArtifactKey> load_key(const std::string& dir, const ArtifactManifest& manifest,
                                     const ArtifactOpenOptions& options) {
-  if (!manifest.encrypted()) return std::nullopt;
+  if (!manifest.encrypted()) {
+    if (options.key_file) {
+      fail(dir, "a key was given (" + *options.key_file +
+                    ") but the artifact is not encrypted (leave out --key-file; build with --encrypt-key-file to "
+                    "encrypt it)");
+    }
+    return std::nullopt;
+  }
   if (!options.key_file) {
     if (options.allow_missing_key) return std::nullopt;
     fail(dir, "the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
@@ -147,9 +154,11 @@ std::string Artifact::file_path(std::string_view relative) const {
     std::ifstream stream(path, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
     if (!stream.good() && !stream.eof()) fail(dir_, "cannot read file " + file.path);
-    if (bytes.size() != file.bytes) fail(dir_, "file " + file.path + " is truncated (" + std::string(kIncompleteFix) + ")");
+    if (bytes.size() != file.bytes)
+      fail(dir_, "file " + file.path + " is truncated (" + std::string(kIncompleteFix) + ")");
     if (hex_encode(sha256({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()})) != file.sha256) {
-      fail(dir_, "checksum mismatch in file " + file.path + " (altered or corrupt: " + std::string(kIncompleteFix) + ")");
+      fail(dir_,
+           "checksum mismatch in file " + file.path + " (altered or corrupt: " + std::string(kIncompleteFix) + ")");
     }
     return path;
   }
@@ -208,6 +217,14 @@ std::span<const std::byte> Artifact::weight(std::string_view name) const {
                    std::to_string(index_.tensors.size()) + " weights; see 'websd inspect')");
   }
   return store_->shard_bytes(entry->shard).subspan(entry->offset, entry->bytes);
+}
+
+void Artifact::verify_shard(std::size_t index) const {
+  if (index >= index_.shards.size()) {
+    fail(dir_,
+         "has no weight shard " + std::to_string(index) + " (it has " + std::to_string(index_.shards.size()) + ")");
+  }
+  store_->shard_bytes(index);
 }
 
 void Artifact::release_weight_pages() const { store_->release_resident_pages(); }

@@ -64,6 +64,9 @@ class Artifact {
   // The tensor's little-endian bytes, verified and decrypted; valid as long as this Artifact.
   // Throws websd::Error naming the tensor if absent, or the shard if it fails verification.
   std::span<const std::byte> weight(std::string_view name) const;
+  // Reads shard `index` (of shards()) and checks its SHA-256 against the index, decrypting it when
+  // encrypted, as the first read of one of its tensors does. Throws websd::Error naming the shard.
+  void verify_shard(std::size_t index) const;
   // Drops the resident pages of the memory-mapped weight shards (spans from weight() stay valid and
   // read the same bytes); for a runtime that switches to weights in other shards.
   void release_weight_pages() const;

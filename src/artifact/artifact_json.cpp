@@ -4,25 +4,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/message_text.h"
 
 namespace websd::artifact {
-std::string quote_for_message(std::string_view text) {
-  constexpr std::size_t kMaxShown = 120;
-  std::string out = "'";
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      constexpr char kDigits[] = "0123456789abcdef";
-      out += "\\x";
-      out += kDigits[c >> 4];
-      out += kDigits[c & 0x0f];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  return out + "'";
-}
+std::string quote_for_message(std::string_view text) { return message_quote(text, 120); }
 
 std::string json_kind(const nlohmann::json& value) {
   if (value.is_number_unsigned()) return "the integer " + std::to_string(value.get<std::uint64_t>());

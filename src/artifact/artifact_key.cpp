@@ -1,5 +1,8 @@
 #include "artifact/artifact_key.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -23,8 +26,18 @@ std::string_view strip_line_end(std::string_view text) {
 }  // namespace
 
 ArtifactKey read_artifact_key(const std::string& path) {
+  // An ifstream opens a folder and reads it as empty: name it instead of "holds 0 bytes".
+  std::error_code status_error;
+  if (std::filesystem::is_directory(path, status_error)) {
+    throw Error("artifact",
+                path + ": is a folder, expected a key file (pass the file that holds the key, not its folder)");
+  }
+  errno = 0;
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("artifact", path + ": cannot open the key file (check the --key-file path)");
+  if (!stream) {
+    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+    throw Error("artifact", path + ": cannot open the key file" + reason + " (check the --key-file path)");
+  }
   std::string content(kMaxKeyFileBytes + 1, '\0');
   stream.read(content.data(), static_cast<std::streamsize>(content.size()));
   content.resize(static_cast<std::size_t>(stream.gcount()));

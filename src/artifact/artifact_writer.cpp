@@ -57,7 +57,10 @@ std::string create_staging_dir(const std::string& dir, const std::string& target
   if (target.empty()) throw Error("artifact", dir + ": the target is empty (cpu, cuda or webgpu)");
   if (shard_limit_bytes == 0) throw Error("artifact", dir + ": the shard limit is 0 bytes (use at least 1)");
   std::error_code error;
-  const fs::file_status status = fs::status(dir, error);
+  const fs::file_status status = fs::symlink_status(dir, error);
+  if (fs::is_symlink(status)) {
+    throw Error("artifact", dir + ": is a symbolic link; websd does not write through links (choose another output)");
+  }
   if (fs::exists(status)) {
     if (!fs::is_directory(status)) {
       throw Error("artifact", dir + ": exists and is not a directory; refusing to replace it (choose another output)");
@@ -87,6 +90,7 @@ void write_text_file(const std::string& path, const std::string& text) {
 ArtifactWriter::ArtifactWriter(std::string dir, std::string target, ArtifactWriterOptions options)
     : dir_(without_trailing_slashes(std::move(dir))),
       staging_dir_(create_staging_dir(dir_, target, options.shard_limit_bytes)),
+      staging_cleanup_(staging_dir_),
       key_(std::move(options.key)),
       shards_(staging_dir_ + "/" + std::string(kWeightsDir), options.shard_limit_bytes, key_ ? &key_->bytes : nullptr) {
   manifest_.target = std::move(target);

@@ -17,6 +17,7 @@
 #include "artifact/artifact_manifest.h"
 #include "artifact/weight_index.h"
 #include "artifact/weight_shard_writer.h"
+#include "io/interrupt_cleanup.h"
 
 namespace websd::artifact {
 
@@ -54,7 +55,8 @@ class ArtifactWriter {
 
   std::string dir_;
   std::string staging_dir_;
-  std::optional<ArtifactKey> key_;  // before shards_, which points into it
+  CleanupOnInterrupt staging_cleanup_;  // removes the staging directory if the build is interrupted
+  std::optional<ArtifactKey> key_;      // before shards_, which points into it
   ArtifactManifest manifest_;
   WeightShardWriter shards_;
   bool finished_ = false;

@@ -20,6 +20,7 @@
 #include "graph/module_merge.h"
 #include "import/checkpoint_tokenizer.h"
 #include "import/diffusers_checkpoint.h"
+#include "io/interrupt_cleanup.h"
 #include "io/json_file.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
@@ -32,6 +33,7 @@
 #include "passes/merge_qkv.h"
 #include "passes/storage_dtype.h"
 #include "passes/verify.h"
+#include "pipeline/generation_params.h"
 #include "tuning/apply_tuning.h"
 #include "tuning/cpu_device.h"
 
@@ -158,13 +160,9 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   // Opening the backend checks the folder, the configs against each other and every weight.
   const engine::CpuBackend checked(options.checkpoint);
   const ModelInfo& info = checked.info();
-  const std::int64_t multiple = info.vae_scale_factor * info.latent_size_multiple;
   const std::int64_t width = options.width > 0 ? options.width : info.sample_width * info.vae_scale_factor;
   const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
-  if (width % multiple != 0 || height % multiple != 0) {
-    throw Error("build", "size " + std::to_string(width) + "x" + std::to_string(height) + " is not a multiple of " +
-                             std::to_string(multiple) + " (this model's UNet needs it)");
-  }
+  check_image_size("build", width, height, info);
   const DiffusersCheckpoint& checkpoint = *options.checkpoint;
   const auto config_of = [&](const char* name) -> const CheckpointComponent& { return checkpoint.component(name); };
   const ClipTextConfig clip = clip_config_from_json(config_of("text_encoder").config(), "text_encoder/config.json");
@@ -208,6 +206,7 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   if (!specs.empty()) {
     say(options, "compiling " + std::to_string(specs.size()) + " generated kernels");
     const fs::path scratch = fs::temp_directory_path() / ("websd-build-" + std::to_string(::getpid()));
+    const CleanupOnInterrupt cleanup(scratch.string());
     fs::create_directories(scratch);
     try {
       const codegen::SharedLibraryBuild library =

@@ -15,6 +15,7 @@
 #include "cpu/onednn_conv.h"
 #include "engine/component_weights.h"
 #include "import/diffusers_checkpoint.h"
+#include "io/system_memory.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
 #include "passes/launch_lowering.h"
@@ -24,6 +25,32 @@ namespace websd::engine {
 namespace {
 
 using Key = std::vector<std::int64_t>;
+
+// Refuses, before anything is allocated, a network whose planned intermediates (plus its float32
+// weights when they are not loaded yet, plus a margin for kernel workspace) exceed the memory the
+// machine has available: an absurd image size fails with the figure instead of running into the
+// kernel's OOM killer or std::bad_alloc minutes later.
+void require_memory(const graph::Function& function, const passes::MemoryPlan& plan, bool weights_to_load) {
+  constexpr std::uint64_t kWorkspaceMargin = 512ull << 20;
+  std::uint64_t weight_bytes = 0;
+  if (weights_to_load) {
+    for (const auto id : function.weights()) {
+      weight_bytes += static_cast<std::uint64_t>(shape_numel(function.value(id).type.shape)) * sizeof(float);
+    }
+  }
+  const auto intermediates = static_cast<std::uint64_t>(plan.arena_bytes);
+  const std::uint64_t needed = intermediates + weight_bytes + kWorkspaceMargin;
+  const std::optional<std::uint64_t> available = available_memory_bytes();
+  if (!available || needed <= *available) return;
+  std::string inputs;
+  for (const auto id : function.inputs()) {
+    inputs += (inputs.empty() ? "" : ", ") + shape_to_string(function.value(id).type.shape);
+  }
+  throw Error("engine", function.symbol() + " for inputs " + inputs + " needs about " + gibibytes_text(needed) +
+                            " (intermediates " + gibibytes_text(intermediates) + ", weights " +
+                            gibibytes_text(weight_bytes) + ", workspace); this machine has " +
+                            gibibytes_text(*available) + " available (choose a smaller size)");
+}
 
 // One network's executors, by input shape, all bound to the same component weights. Each runs its
 // function compiled for the CPU (CpuExecutor's pass list and tuning), memory-planned and lowered to
@@ -53,8 +80,10 @@ struct ExecutorCache {
       placements.push_back({value.name, packing ? packing->layout : "", value.type});
       packings.emplace(value.name, std::move(packing));
     }
+    const passes::MemoryPlan plan = passes::plan_memory(function);
+    require_memory(function, plan, weights->loaded_count() == 0);
     auto executor = std::make_unique<cpu::ArenaExecutor>(
-        passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements)), nullptr);
+        passes::lower_to_launch_list(function, plan, std::move(placements)), nullptr);
     executor->bind_weights([this, &packings, &function](const runtime::LaunchWeight& weight) {
       const std::optional<cpu::WeightPacking>& packing = packings.at(weight.name);
       return cpu::CpuTensor{

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -17,6 +19,36 @@ bool is_string_or_null(const nlohmann::json& value) { return value.is_string() |
 // then loads the pipeline without them, so a missing folder leaves them out instead of failing.
 bool is_optional_component(std::string_view name) {
   return name == "safety_checker" || name == "feature_extractor" || name == "image_encoder";
+}
+
+// model_index.json's classes: websd runs SD 1.x/2.x text-to-image and image-to-image pipelines; a
+// checkpoint of another pipeline (SDXL, video, upscaling) or with another network class is refused
+// here, by name, rather than by a confusing config or weight error later.
+void check_classes(const DiffusersCheckpoint& checkpoint, const std::string& index_path) {
+  static const std::set<std::string> pipelines = {"",
+                                                  "StableDiffusionPipeline",
+                                                  "StableDiffusionImg2ImgPipeline",
+                                                  "StableDiffusionInpaintPipeline",
+                                                  "StableDiffusionPipelineSafe",
+                                                  "OnnxStableDiffusionPipeline"};
+  if (pipelines.count(checkpoint.pipeline_class()) == 0) {
+    throw Error("import", index_path + ": _class_name " + safetensors_quote_name(checkpoint.pipeline_class()) +
+                              " is not a Stable Diffusion 1.x/2.x pipeline (websd runs StableDiffusionPipeline "
+                              "checkpoints)");
+  }
+  static const std::map<std::string, std::set<std::string>> classes = {
+      {"unet", {"UNet2DConditionModel"}},
+      {"vae", {"AutoencoderKL"}},
+      {"text_encoder", {"CLIPTextModel", "CLIPTextModelWithProjection"}},
+      {"tokenizer", {"CLIPTokenizer", "CLIPTokenizerFast"}}};
+  for (const auto& component : checkpoint.components()) {
+    const auto expected = classes.find(component.name());
+    if (expected == classes.end() || expected->second.count(component.class_name()) != 0) continue;
+    std::string supported;
+    for (const auto& name : expected->second) supported += (supported.empty() ? "" : ", ") + name;
+    throw Error("import", index_path + ": component " + safetensors_quote_name(component.name()) + " is a " +
+                              safetensors_quote_name(component.class_name()) + "; websd supports " + supported);
+  }
 }
 
 // PyTorch's formats: a zip archive (torch.save since 1.6) or a bare pickle stream (protocol 2+), or
@@ -108,6 +140,7 @@ DiffusersCheckpoint DiffusersCheckpoint::open_folder(const std::string& dir, con
     checkpoint.components_.push_back(CheckpointComponent::open(std::move(info), options.variant));
   }
   if (checkpoint.components_.empty()) throw Error("import", index_path + ": lists no components");
+  check_classes(checkpoint, index_path);
   checkpoint.tokenizer_.folder = options.tokenizer_dir.empty() ? dir : options.tokenizer_dir;
   checkpoint.tokenizer_.origin = checkpoint.tokenizer_.folder;
   const std::string scheduler =

@@ -76,8 +76,8 @@ void check_agrees(const Tensors& tensors, const LdmConfig* yaml, const std::stri
       *said == read ||
       (said->size() == 1 && std::all_of(read.begin(), read.end(), [&](std::int64_t v) { return v == said->front(); }));
   if (!same) {
-    tensors.fail("--config " + yaml->origin + " says " + key + "=" + Json(*said).dump() + " but the tensors have " +
-                 Json(read).dump() + " (the config belongs to another model)");
+    tensors.fail("--config " + yaml->origin + " says " + key + "=" + json_preview(Json(*said)) +
+                 " but the tensors have " + json_preview(Json(read)) + " (the config belongs to another model)");
   }
 }
 

@@ -9,11 +9,19 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "io/interrupt_cleanup.h"
 
 namespace websd {
 
 void atomic_write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  // The rename would replace a device, FIFO, socket or link with a regular file (see output_paths.h).
+  std::error_code status_error;
+  const auto status = std::filesystem::symlink_status(path, status_error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error("file", path + ": exists and is not a regular file; websd replaces only regular files");
+  }
   const std::string temp_path = path + ".tmp-" + std::to_string(::getpid());
+  const CleanupOnInterrupt cleanup(temp_path);
   try {
     {
       std::ofstream stream(temp_path, std::ios::binary | std::ios::trunc);

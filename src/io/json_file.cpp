@@ -1,11 +1,15 @@
 #include "io/json_file.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/message_text.h"
 
 namespace websd {
 namespace {
@@ -114,7 +118,63 @@ class DepthLimitedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::j
   int depth_ = 0;
 };
 
+// A scalar other than a string as JSON writes it; non-finite numbers as json_dump writes them.
+std::string scalar_text(const nlohmann::json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    return std::isnan(number) ? "NaN" : (number > 0 ? "Infinity" : "-Infinity");
+  }
+  if (value.is_binary()) return "binary data of " + std::to_string(value.get_binary().size()) + " bytes";
+  if (value.is_discarded()) return "(discarded)";
+  return value.dump();  // a number, true, false or null: a few bytes
+}
+
+std::string quoted_text(std::string_view text, std::size_t max_bytes) {
+  std::string quoted(1, '"');  // appended: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string
+  quoted.append(message_safe(text, max_bytes)).push_back('"');
+  return quoted;
+}
+
+// Appends the compact JSON of `value` to `out` while `out` stays within `limit` bytes; false as soon
+// as it would not (so the work done is bounded by `limit`, whatever the size of `value`).
+bool append_bounded(const nlohmann::json& value, std::string& out, std::size_t limit, int depth) {
+  if (out.size() > limit || depth > 4) return false;
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.size() + 2 > limit - out.size()) return false;
+    out += quoted_text(text, text.size() * 6);  // whole, escaped
+  } else if (value.is_array()) {
+    out += '[';
+    for (auto item = value.begin(); item != value.end(); ++item) {
+      if (item != value.begin()) out += ',';
+      if (!append_bounded(*item, out, limit, depth + 1)) return false;
+    }
+    out += ']';
+  } else if (value.is_object()) {
+    out += '{';
+    for (auto item = value.begin(); item != value.end(); ++item) {
+      if (item != value.begin()) out += ',';
+      if (item.key().size() + 3 > limit - std::min(limit, out.size())) return false;
+      out += quoted_text(item.key(), item.key().size() * 6) + ':';
+      if (!append_bounded(item.value(), out, limit, depth + 1)) return false;
+    }
+    out += '}';
+  } else {
+    out += scalar_text(value);
+  }
+  return out.size() <= limit;
+}
+
 }  // namespace
+
+std::string json_preview(const nlohmann::json& value, std::size_t max_bytes) {
+  if (value.is_string()) return quoted_text(value.get_ref<const std::string&>(), max_bytes);
+  if (!value.is_structured()) return message_safe(scalar_text(value), max_bytes);
+  std::string text;
+  if (append_bounded(value, text, max_bytes, 0)) return text;
+  const std::string count = std::to_string(value.size());
+  return value.is_array() ? "an array of " + count + " values" : "an object of " + count + " keys";
+}
 
 nlohmann::json json_parse(std::string_view text, const std::string& origin) {
   nlohmann::json value;
@@ -123,7 +183,7 @@ nlohmann::json json_parse(std::string_view text, const std::string& origin) {
     DepthLimitedDom sax(value, origin);
     nlohmann::json::sax_parse(replaced, &sax);
   } catch (const nlohmann::json::exception& error) {
-    throw Error("json", origin + ": " + error.what());
+    throw Error("json", origin + ": " + message_safe(error.what(), 300));  // "last read:" may echo megabytes
   }
   restore_nonstandard_literals(value);
   return value;
@@ -140,8 +200,22 @@ std::string json_dump(const nlohmann::json& value, int indent) {
 }
 
 nlohmann::json json_read_file(const std::string& path) {
+  // An ifstream opens a folder and reads it as empty ("unexpected end of input"), and would read a
+  // device such as /dev/zero forever: both are named instead. Pipes (/dev/stdin) stay readable.
+  std::error_code status_error;
+  const std::filesystem::file_type type = std::filesystem::status(path, status_error).type();
+  if (type == std::filesystem::file_type::directory) {
+    throw Error("json", path + ": is a folder, expected a JSON file (pass the file inside it)");
+  }
+  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block) {
+    throw Error("json", path + ": is a device, expected a JSON file");
+  }
+  errno = 0;
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("json", path + ": cannot open file");
+  if (!stream) {
+    const int reason = errno != 0 ? errno : (status_error ? status_error.value() : 0);
+    throw Error("json", path + ": cannot open file" + (reason != 0 ? std::string(": ") + std::strerror(reason) : ""));
+  }
   std::ostringstream buffer;
   buffer << stream.rdbuf();
   if (stream.bad()) throw Error("json", path + ": read error");

@@ -15,10 +15,29 @@
 #include "core/error.h"
 
 namespace websd {
+namespace {
+
+// What a file that cannot be mapped is, for "<path>: is a folder, expected a file".
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a folder";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device";
+  if (S_ISFIFO(mode)) return "is a pipe";
+  if (S_ISSOCK(mode)) return "is a socket";
+  return "is not a regular file";
+}
+
+}  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("file", path + ": cannot open: " + std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat could refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const int saved = errno;
+    const char* fix = saved == ENOENT  ? " (check the path)"
+                      : saved == ELOOP ? " (a symbolic link loop: fix the link)"
+                                       : "";
+    throw Error("file", path + ": cannot open: " + std::strerror(saved) + fix);
+  }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     const int saved = errno;
@@ -27,7 +46,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw Error("file", path + ": not a regular file");
+    throw Error("file", path + ": " + file_kind(info.st_mode) + ", expected a file");
   }
   if (static_cast<std::uint64_t>(info.st_size) > std::numeric_limits<std::size_t>::max()) {
     ::close(fd);

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "core/error.h"
@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::uint32_t kMaxSide = 16384;                 // larger than any SD image; bounds allocations
 constexpr std::size_t kMaxChunkBytes = 64 * 1024 * 1024;  // text/ICC chunks beyond this are refused
+// Far above any PNG of kMaxSide pixels a side that a tool writes (about 1 GiB as uncompressed RGBA8).
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t{2} << 30;
 
 struct ContextDeleter {
   void operator()(spng_ctx* context) const { spng_ctx_free(context); }
@@ -64,11 +66,40 @@ void check_keyword(const std::string& keyword) {
   }
 }
 
+[[noreturn]] void fail_too_large(const std::string& path, const std::string& size) {
+  throw Error("png", path + ": holds " + size + " bytes, more than the " + std::to_string(kMaxFileBytes >> 30) +
+                         " GiB a PNG file may hold here (is this a PNG image?)");
+}
+
+// The whole file, refusing what cannot be a PNG image before reading it: a folder (which an ifstream
+// would read as empty), a device (which could be endless) and a file over kMaxFileBytes.
 std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_type type = fs::status(path, error).type();
+  if (type == fs::file_type::directory) throw Error("png", path + ": is a folder, expected a PNG file");
+  if (type == fs::file_type::character || type == fs::file_type::block) {
+    throw Error("png", path + ": is a device, expected a PNG file");
+  }
+  if (type == fs::file_type::regular) {
+    const std::uintmax_t size = fs::file_size(path, error);
+    if (!error && size > kMaxFileBytes) fail_too_large(path, std::to_string(size));
+  }
+  errno = 0;
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("png", path + ": cannot open: " + std::strerror(errno));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  if (stream.bad()) throw Error("png", path + ": read failed");
+  if (!stream) {
+    throw Error("png", path + ": cannot open: " + std::strerror(errno != 0 ? errno : ENOENT) + " (check the path)");
+  }
+  std::vector<std::uint8_t> bytes;
+  constexpr std::size_t kChunk = 1 << 20;
+  while (stream) {  // in chunks: a pipe has no size to check in advance
+    const std::size_t done = bytes.size();
+    if (done > kMaxFileBytes) fail_too_large(path, "more than " + std::to_string(kMaxFileBytes));
+    bytes.resize(done + kChunk);
+    stream.read(reinterpret_cast<char*>(bytes.data() + done), static_cast<std::streamsize>(kChunk));
+    bytes.resize(done + static_cast<std::size_t>(stream.gcount()));
+  }
+  if (stream.bad()) throw Error("png", path + ": read failed: " + std::strerror(errno != 0 ? errno : EIO));
   return bytes;
 }
 
@@ -181,7 +212,9 @@ RgbImage png_decode_rgb(const std::vector<std::uint8_t>& bytes, const std::strin
 RgbImage png_read_rgb(const std::string& path) { return png_decode_rgb(read_file_bytes(path), path); }
 
 std::vector<PngText> png_read_text(const std::string& path) {
-  const Decoded decoded = decode(read_file_bytes(path), path);
+  // spng reads text chunks from the buffer when asked, so the bytes must outlive the context.
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  const Decoded decoded = decode(bytes, path);
   std::uint32_t count = 0;
   if (spng_get_text(decoded.context.get(), nullptr, &count) != 0) return {};  // no text chunk at all
   std::vector<spng_text> chunks(count);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/message_text.h"
 
 namespace websd {
 namespace {
@@ -274,27 +275,7 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name, c
 
 }  // namespace
 
-std::string safetensors_quote_name(std::string_view name) {
-  constexpr std::size_t kMaxShown = 160;
-  std::string quoted = "'";
-  for (std::size_t i = 0; i < name.size() && i < kMaxShown; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-      quoted += escaped;
-    } else {
-      quoted += static_cast<char>(c);
-    }
-  }
-  if (name.size() > kMaxShown) {
-    // Do not end inside a multi-byte UTF-8 sequence.
-    while (!quoted.empty() && (static_cast<unsigned char>(quoted.back()) & 0xc0) == 0x80) quoted.pop_back();
-    if (!quoted.empty() && static_cast<unsigned char>(quoted.back()) >= 0xc0) quoted.pop_back();
-    quoted += "...(" + std::to_string(name.size()) + " bytes)";
-  }
-  return quoted + "'";
-}
+std::string safetensors_quote_name(std::string_view name) { return message_quote(name, 160); }
 
 std::uint64_t SafetensorsEntry::numel() const {
   std::uint64_t count = 1;

@@ -14,7 +14,10 @@ StagedFolder::StagedFolder(const std::string& out, bool replace, std::string com
   if (!out_.has_filename()) out_ = out_.parent_path();
   if (out_.empty()) throw Error(component_, "--out is empty (pass the folder to write)");
   std::error_code error;
-  const auto status = fs::status(out_, error);
+  const auto status = fs::symlink_status(out_, error);
+  if (fs::is_symlink(status)) {
+    throw Error(component_, out_.string() + ": is a symbolic link; websd does not write through links");
+  }
   if (fs::exists(status)) {
     if (!fs::is_directory(status)) throw Error(component_, out_.string() + ": exists and is not a folder");
     if (!fs::is_empty(out_, error) && !replace) {
@@ -23,6 +26,7 @@ StagedFolder::StagedFolder(const std::string& out, bool replace, std::string com
   }
   if (out_.has_parent_path()) create(out_.parent_path());
   staging_ = out_.string() + ".tmp-" + std::to_string(::getpid());
+  cleanup_ = std::make_unique<CleanupOnInterrupt>(staging_.string());
   fs::remove_all(staging_, error);
   create(staging_);
 }

@@ -2,12 +2,16 @@
 // (<out>.tmp-<pid>) that commit() renames to the destination, so an interrupted or failed writer
 // leaves no partial folder (the destructor removes an uncommitted staging folder). An existing
 // destination is refused when it is a file, or a non-empty folder unless `replace`; a replaced
-// folder is moved aside first and removed only after the new one is in place.
+// folder is moved aside first and removed only after the new one is in place. A destination that is a
+// symbolic link is refused; the staging folder is removed on an interrupt (interrupt_cleanup.h).
 // Not thread-safe; one writer per destination.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "io/interrupt_cleanup.h"
 
 namespace websd {
 
@@ -32,6 +36,7 @@ class StagedFolder {
   std::filesystem::path staging_;
   std::string component_;
   bool committed_ = false;
+  std::unique_ptr<CleanupOnInterrupt> cleanup_;
 };
 
 }  // namespace websd

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "io/json_file.h"
+#include "models/config_limits.h"
 #include "models/config_reader.h"
 
 namespace websd {
@@ -34,6 +35,14 @@ ClipTextConfig clip_config_from_json(const nlohmann::json& config, const std::st
   out.hidden_act = act == "quick_gelu" ? ClipActivation::kQuickGelu : ClipActivation::kGelu;
   out.layer_norm_eps = reader.number("layer_norm_eps", out.layer_norm_eps);
   out.projection_dim = reader.positive_int("projection_dim", out.projection_dim);
+  using namespace config_limits;
+  at_most(reader, "vocab_size", out.vocab_size, kVocabulary);
+  at_most(reader, "hidden_size", out.hidden_size, kChannels);
+  at_most(reader, "intermediate_size", out.intermediate_size, 4 * kChannels);
+  at_most(reader, "num_hidden_layers", out.num_hidden_layers, kTextLayers);
+  at_most(reader, "num_attention_heads", out.num_attention_heads, kHeads);
+  at_most(reader, "max_position_embeddings", out.max_position_embeddings, kPositions);
+  at_most(reader, "projection_dim", out.projection_dim, kChannels);
   if (out.layer_norm_eps <= 0) throw reader.unsupported("layer_norm_eps", "expected a positive number");
   if (out.hidden_size % out.num_attention_heads != 0) {
     throw reader.invalid("hidden_size=" + std::to_string(out.hidden_size) +

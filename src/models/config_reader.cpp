@@ -4,6 +4,9 @@
 #include <cmath>
 #include <utility>
 
+#include "core/message_text.h"
+#include "io/json_file.h"
+
 namespace websd {
 namespace {
 
@@ -24,7 +27,7 @@ std::optional<std::int64_t> as_integer(const nlohmann::json& value) {
 
 std::string join_values(const std::vector<nlohmann::json>& values) {
   std::string out;
-  for (const auto& value : values) out += (out.empty() ? "" : " or ") + value.dump();
+  for (const auto& value : values) out += (out.empty() ? "" : " or ") + json_preview(value);
   return out;
 }
 
@@ -45,7 +48,7 @@ const nlohmann::json* ConfigReader::take(const std::string& key) {
 
 Error ConfigReader::unsupported(const std::string& key, const std::string& why) const {
   const auto it = config_.find(key);
-  const std::string value = it == config_.end() ? "(absent)" : it->dump();
+  const std::string value = it == config_.end() ? "(absent)" : json_preview(*it);
   return Error(component_, origin_ + ": " + key + "=" + value + " is not supported (" + why + ")");
 }
 
@@ -197,7 +200,7 @@ void ConfigReader::ignore_private_keys() {
 void ConfigReader::finish() const {
   for (const auto& [key, value] : config_.items()) {
     if (consumed_.count(key) == 0) {
-      throw Error(component_, origin_ + ": unknown key '" + key + "'=" + value.dump() +
+      throw Error(component_, origin_ + ": unknown key " + message_quote(key, 80) + "=" + json_preview(value) +
                                   " (websd does not know what it changes; remove it if it has no effect)");
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "io/json_file.h"
+#include "models/config_limits.h"
 #include "models/config_reader.h"
 
 namespace websd {
@@ -44,6 +45,7 @@ std::vector<std::int64_t> per_layer_counts(const ConfigReader& reader, const std
     if (!integer || *integer <= 0) {
       throw reader.unsupported(key, "expected positive integers, one per block or a list per block and layer");
     }
+    config_limits::at_most(reader, key, *integer, config_limits::kTransformerLayers);
     return *integer;
   };
   if (!entry.is_array()) return std::vector<std::int64_t>(static_cast<std::size_t>(layers), positive(entry));
@@ -114,6 +116,7 @@ std::int64_t parse_cross_attention_dim(ConfigReader& reader, std::size_t blocks)
 // Odd kernels only: diffusers pads by (kernel - 1) / 2, so an even kernel shrinks the latents.
 std::int64_t parse_odd_kernel(ConfigReader& reader, const std::string& key) {
   const std::int64_t kernel = reader.positive_int(key, 3);
+  config_limits::at_most(reader, key, kernel, config_limits::kKernel);
   if (kernel % 2 == 0) throw reader.unsupported(key, "an even kernel changes the latent size; supported: odd sizes");
   return kernel;
 }
@@ -188,8 +191,14 @@ UNetConfig unet_config_from_json(const nlohmann::json& config, const std::string
   ConfigReader reader(config, "unet", origin);
   UNetConfig out;
   out.sample_size = reader.optional_int_or_pair("sample_size");
+  if (out.sample_size) {
+    config_limits::at_most(reader, "sample_size", std::max(out.sample_size->first, out.sample_size->second),
+                           config_limits::kLatentSide);
+  }
   out.in_channels = reader.positive_int("in_channels", out.in_channels);
   out.out_channels = reader.positive_int("out_channels", out.out_channels);
+  config_limits::at_most(reader, "in_channels", out.in_channels, config_limits::kChannels);
+  config_limits::at_most(reader, "out_channels", out.out_channels, config_limits::kChannels);
   out.down_block_types =
       parse_block_types(reader, "down_block_types",
                         {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"},
@@ -200,15 +209,21 @@ UNetConfig unet_config_from_json(const nlohmann::json& config, const std::string
   out.mid_block_type = parse_mid_block_type(reader, config);
   out.block_out_channels = reader.positive_int_list("block_out_channels", {320, 640, 1280, 1280});
   const std::size_t blocks = out.block_out_channels.size();
+  config_limits::at_most(reader, "block_out_channels", static_cast<std::int64_t>(blocks), config_limits::kBlocks);
+  config_limits::all_at_most(reader, "block_out_channels", out.block_out_channels, config_limits::kChannels);
   out.layers_per_block = reader.per_block_ints("layers_per_block", 2, blocks);
+  config_limits::all_at_most(reader, "layers_per_block", out.layers_per_block, config_limits::kLayersPerBlock);
   parse_transformer_layers(reader, config, out);
   out.attention_heads = reader.per_block_ints("attention_head_dim", 8, blocks);
+  config_limits::all_at_most(reader, "attention_head_dim", out.attention_heads, config_limits::kHeads);
   out.cross_attention_dim = parse_cross_attention_dim(reader, blocks);
+  config_limits::at_most(reader, "cross_attention_dim", out.cross_attention_dim, config_limits::kChannels);
   out.use_linear_projection = reader.flag("use_linear_projection", false);
   out.upcast_attention = reader.flag("upcast_attention", false);
   out.flip_sin_to_cos = reader.flag("flip_sin_to_cos", true);
   out.freq_shift = reader.number("freq_shift", 0);
   out.norm_num_groups = reader.positive_int("norm_num_groups", 32);
+  config_limits::at_most(reader, "norm_num_groups", out.norm_num_groups, config_limits::kChannels);
   if (config.contains("norm_num_groups") && config["norm_num_groups"].is_null()) {
     throw reader.unsupported("norm_num_groups", "the output GroupNorm is required");
   }
@@ -216,6 +231,7 @@ UNetConfig unet_config_from_json(const nlohmann::json& config, const std::string
   if (out.norm_eps <= 0) throw reader.unsupported("norm_eps", "expected a positive number");
   out.time_embed_dim = reader.optional_int("time_embedding_dim").value_or(out.block_out_channels[0] * 4);
   if (out.time_embed_dim <= 0) throw reader.unsupported("time_embedding_dim", "expected a positive integer");
+  config_limits::at_most(reader, "time_embedding_dim", out.time_embed_dim, 4 * config_limits::kChannels);
   out.conv_in_kernel = parse_odd_kernel(reader, "conv_in_kernel");
   out.conv_out_kernel = parse_odd_kernel(reader, "conv_out_kernel");
   // Downsample2D pads 1 on every side, or (padding 0) one pixel right and bottom: both halve the

@@ -1,6 +1,9 @@
 #include "models/vae_config.h"
 
+#include <algorithm>
+
 #include "io/json_file.h"
+#include "models/config_limits.h"
 #include "models/config_reader.h"
 
 namespace websd {
@@ -26,7 +29,18 @@ VaeConfig vae_config_from_json(const nlohmann::json& config, const std::string& 
   out.block_out_channels = reader.positive_int_list("block_out_channels", out.block_out_channels);
   out.layers_per_block = reader.positive_int("layers_per_block", out.layers_per_block);
   out.norm_num_groups = reader.positive_int("norm_num_groups", out.norm_num_groups);
-  if (const auto sample = reader.optional_int_or_pair("sample_size")) out.sample_size = sample->first;
+  using namespace config_limits;
+  at_most(reader, "in_channels", out.in_channels, kChannels);
+  at_most(reader, "out_channels", out.out_channels, kChannels);
+  at_most(reader, "latent_channels", out.latent_channels, kChannels);
+  at_most(reader, "block_out_channels", static_cast<std::int64_t>(out.block_out_channels.size()), kBlocks);
+  all_at_most(reader, "block_out_channels", out.block_out_channels, kChannels);
+  at_most(reader, "layers_per_block", out.layers_per_block, kLayersPerBlock);
+  at_most(reader, "norm_num_groups", out.norm_num_groups, kChannels);
+  if (const auto sample = reader.optional_int_or_pair("sample_size")) {
+    config_limits::at_most(reader, "sample_size", std::max(sample->first, sample->second), config_limits::kImageSide);
+    out.sample_size = sample->first;
+  }
   out.scaling_factor = reader.number("scaling_factor", out.scaling_factor);
   if (out.scaling_factor <= 0) throw reader.unsupported("scaling_factor", "expected a positive number");
   out.mid_block_add_attention = reader.flag("mid_block_add_attention", out.mid_block_add_attention);

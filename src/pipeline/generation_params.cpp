@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "pipeline/finite_check.h"
+#include "pipeline/tokenizer/utf8_text.h"
 
 namespace websd {
 namespace {
@@ -20,14 +22,18 @@ std::string size_text(std::int64_t width, std::int64_t height) {
   return std::to_string(width) + "x" + std::to_string(height);
 }
 
-void check_side(const char* option, std::int64_t value, const ModelInfo& info) {
+void check_side(const std::string& component, const char* option, std::int64_t value, const ModelInfo& info) {
+  if (value > kMaxImageSide) {
+    throw Error(component, std::string(option) + " " + std::to_string(value) + " exceeds websd's maximum side of " +
+                               std::to_string(kMaxImageSide) + " pixels");
+  }
   const std::int64_t multiple = info.vae_scale_factor * info.latent_size_multiple;
   if (value <= 0 || value % multiple != 0) {
     const std::int64_t nearest = std::max<std::int64_t>(multiple, (value + multiple / 2) / multiple * multiple);
-    throw Error("pipeline", std::string(option) + " " + std::to_string(value) + " is not a positive multiple of " +
-                                std::to_string(multiple) + " (the VAE maps " + std::to_string(info.vae_scale_factor) +
-                                " pixels to one latent and the UNet needs latent sides in multiples of " +
-                                std::to_string(info.latent_size_multiple) + "; try " + std::to_string(nearest) + ")");
+    throw Error(component, std::string(option) + " " + std::to_string(value) + " is not a positive multiple of " +
+                               std::to_string(multiple) + " (the VAE maps " + std::to_string(info.vae_scale_factor) +
+                               " pixels to one latent and the UNet needs latent sides in multiples of " +
+                               std::to_string(info.latent_size_multiple) + "; try " + std::to_string(nearest) + ")");
   }
 }
 
@@ -62,6 +68,8 @@ void check_init_image(const GenerationRequest& request) {
 }
 
 void check_init_latents(const GenerationRequest& request, const ModelInfo& info) {
+  require_finite(*request.init_latents, "the init latents",
+                 "give finite standard-normal latents, as `websd noise` or --save-latents write them");
   const GenerationParams& params = request.params;
   const Shape expected = {params.batch_count, info.latent_channels, params.height / info.vae_scale_factor,
                           params.width / info.vae_scale_factor};
@@ -75,6 +83,11 @@ void check_init_latents(const GenerationRequest& request, const ModelInfo& info)
 }
 
 }  // namespace
+
+void check_image_size(const std::string& component, std::int64_t width, std::int64_t height, const ModelInfo& info) {
+  check_side(component, "width", width, info);
+  check_side(component, "height", height, info);
+}
 
 GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& info) {
   GenerationParams& params = request.params;
@@ -94,9 +107,15 @@ GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& in
                 "init latents and an init image were both given (init latents start txt2img; an init image "
                 "starts img2img: pass one of them)");
   }
+  for (const auto& [what, text] : {std::pair{"prompt", &params.prompt}, {"negative prompt", &params.negative_prompt}}) {
+    if (utf8_replace_invalid(*text) != *text) {
+      throw Error("pipeline", std::string(what) +
+                                  " is not valid UTF-8 (websd reads prompts as UTF-8 text, and writes "
+                                  "them into the PNG, whose text must be UTF-8)");
+    }
+  }
   resolve_size(request, info);
-  check_side("width", params.width, info);
-  check_side("height", params.height, info);
+  check_image_size("pipeline", params.width, params.height, info);
   if (request.init_image) check_init_image(request);
   if (request.init_latents) check_init_latents(request, info);
   return request;

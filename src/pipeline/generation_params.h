@@ -37,6 +37,14 @@ struct GenerationRequest {
   std::optional<HostTensor> init_latents;
 };
 
+// Largest image side accepted. Larger sides exceed this machine class by far (a 4096x4096 VAE decode
+// alone holds 8 GiB per activation), and oneDNN cannot describe some of their shapes.
+inline constexpr std::int64_t kMaxImageSide = 4096;
+
+// Throws websd::Error(component, ...) unless both sides are positive multiples of
+// vae_scale_factor x latent_size_multiple and at most kMaxImageSide; names the nearest valid side.
+void check_image_size(const std::string& component, std::int64_t width, std::int64_t height, const ModelInfo& info);
+
 // Largest batch count accepted; more is almost surely a typo.
 inline constexpr int kMaxBatchCount = 10000;
 

@@ -4,12 +4,15 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "pipeline/finite_check.h"
 #include "pipeline/image_tensor.h"
 
 namespace websd {
 
 LatentDistribution encode_init_image(DiffusionBackend& backend, const RgbImage& image) {
   auto [mean, logvar] = backend.vae_encode(image_to_signed_tensor(image));
+  require_finite(mean, "the VAE encoder's latent mean", kCheckWeightsHint);
+  require_finite(logvar, "the VAE encoder's latent log-variance", kCheckWeightsHint);
   const ModelInfo& info = backend.info();
   const Shape expected = {1, info.latent_channels, image.height / info.vae_scale_factor,
                           image.width / info.vae_scale_factor};

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "pipeline/denoise_loop.h"
+#include "pipeline/finite_check.h"
 #include "pipeline/guidance.h"
 #include "pipeline/image_tensor.h"
 #include "pipeline/img2img.h"
@@ -100,7 +101,9 @@ void Pipeline::generate(const GenerationRequest& raw_request, schedulers::Schedu
 
     event.stage = "decode";
     result.unit_image = run_stage(progress, event, [&] {
-      return decoded_to_unit_tensor(backend_.vae_decode(divided(result.latents, info.vae_scaling_factor)));
+      const HostTensor decoded = backend_.vae_decode(divided(result.latents, info.vae_scaling_factor));
+      require_finite(decoded, "the VAE decoder's image", kCheckWeightsHint);
+      return decoded_to_unit_tensor(decoded);
     });
     result.image = unit_tensor_to_image(result.unit_image);
     result.parameters = generation_parameters_text(params, index, sampler, info.name, img2img);

@@ -1,12 +1,16 @@
 #include "pipeline/progress.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 namespace websd {
 namespace {
 
 constexpr int kBarWidth = 20;
+
+// The stream whose last line awaits its newline, or null: one per process, as there is one terminal.
+std::atomic<std::ostream*> open_line{nullptr};
 
 std::string fixed(double value, int decimals) {
   char buffer[48];
@@ -45,8 +49,20 @@ std::string progress_line(const ProgressEvent& event, double seconds, bool bar) 
 
 ProgressPrinter::ProgressPrinter(std::ostream& out, bool redraw) : out_(out), redraw_(redraw) {}
 
+void progress_line_end() {
+  if (std::ostream* out = open_line.exchange(nullptr)) *out << "\n" << std::flush;
+}
+
+void progress_line_open(std::ostream& out) { open_line.store(&out); }
+
+void progress_line_closed(std::ostream& out) {
+  std::ostream* expected = &out;
+  open_line.compare_exchange_strong(expected, nullptr);
+}
+
 ProgressPrinter::~ProgressPrinter() {
-  if (line_open_) out_ << "\n" << std::flush;  // an interrupted run still leaves the terminal on a new line
+  std::ostream* expected = &out_;
+  if (open_line.compare_exchange_strong(expected, nullptr)) out_ << "\n" << std::flush;
 }
 
 void ProgressPrinter::operator()(const ProgressEvent& event) {
@@ -56,8 +72,12 @@ void ProgressPrinter::operator()(const ProgressEvent& event) {
   const bool finished = event.step >= event.total_steps;
   if (redraw_) {
     out_ << "\r\033[K" << progress_line(event, seconds, true);
-    line_open_ = !finished;
-    if (finished) out_ << "\n";
+    if (finished) {
+      out_ << "\n";
+      progress_line_closed(out_);
+    } else {
+      progress_line_open(out_);
+    }
     out_ << std::flush;
   } else if (event.step > 0) {
     out_ << progress_line(event, seconds, false) << "\n" << std::flush;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "pipeline/finite_check.h"
 
 namespace websd {
 
@@ -24,6 +25,7 @@ HostTensor encode_prompt_context(DiffusionBackend& backend, const ClipTokenizer&
   }
   const auto batch = static_cast<std::int64_t>(texts.size());
   HostTensor context = backend.encode_text(ids, batch);
+  require_finite(context, "the text encoder's output", kCheckWeightsHint);
   if (context.shape.size() != 3 || context.shape[0] != batch || context.shape[1] != info.max_tokens) {
     throw Error("pipeline", "text encoder returned shape " + shape_to_string(context.shape) + ", expected [" +
                                 std::to_string(batch) + "," + std::to_string(info.max_tokens) + ",hidden]");

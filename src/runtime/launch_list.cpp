@@ -4,6 +4,7 @@
 
 #include "artifact/artifact_json.h"
 #include "core/error.h"
+#include "core/message_text.h"
 
 namespace websd::runtime {
 namespace {
@@ -42,18 +43,20 @@ const char* placement_name(Placement placement) {
 
 class ListReader {
  public:
-  explicit ListReader(const std::string& symbol) : reader_("function '" + symbol + "'", kFix) {}
+  explicit ListReader(const std::string& symbol) : reader_("function " + artifact::quote_for_message(symbol), kFix) {}
   const artifact::JsonFieldReader& json() const { return reader_; }
 
   graph::TensorType type(const nlohmann::json& object, const std::string& where) const {
     graph::TensorType type;
     const std::string name = reader_.string(object, "dtype", where);
     const auto dtype = dtype_from_lower_name(name);
-    if (!dtype) reader_.fail(artifact::json_field_name(where, "dtype") + " is unknown: " + artifact::quote_for_message(name));
+    if (!dtype)
+      reader_.fail(artifact::json_field_name(where, "dtype") + " is unknown: " + artifact::quote_for_message(name));
     type.dtype = *dtype;
     const nlohmann::json& shape = reader_.array(object, "shape", where);
     for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (!shape[d].is_number_integer() || shape[d].get<std::int64_t>() < 0 || shape[d].get<std::int64_t>() > (1LL << 40)) {
+      if (!shape[d].is_number_integer() || shape[d].get<std::int64_t>() < 0 ||
+          shape[d].get<std::int64_t>() > (1LL << 40)) {
         reader_.fail(where + ".shape[" + std::to_string(d) + "] is " + artifact::json_kind(shape[d]) +
                      ", expected a dimension");
       }
@@ -65,8 +68,9 @@ class ListReader {
   graph::Attrs attrs(const nlohmann::json& object, const std::string& where) const {
     graph::Attrs attrs;
     for (const auto& [name, tagged] : object.items()) {
-      const std::string item = artifact::json_field_name(where, name);
-      if (!tagged.is_object() || tagged.size() != 1) reader_.fail(item + " is " + artifact::json_kind(tagged) + ", expected {kind: value}");
+      const std::string item = artifact::json_field_name(where, message_safe(name, 80));
+      if (!tagged.is_object() || tagged.size() != 1)
+        reader_.fail(item + " is " + artifact::json_kind(tagged) + ", expected {kind: value}");
       const auto entry = tagged.begin();
       const std::string& kind = entry.key();
       const nlohmann::json& value = entry.value();
@@ -84,7 +88,8 @@ class ListReader {
                    std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_number(); })) {
           attrs.set(name, value.get<std::vector<double>>());
         } else {
-          reader_.fail(item + " has kind " + artifact::quote_for_message(kind) + " holding " + artifact::json_kind(value));
+          reader_.fail(item + " has kind " + artifact::quote_for_message(kind) + " holding " +
+                       artifact::json_kind(value));
         }
       } catch (const nlohmann::json::exception&) {
         reader_.fail(item + " holds a list of the wrong element type");
@@ -142,11 +147,16 @@ nlohmann::json launch_list_to_json(const LaunchList& list) {
                         {"inputs", launch.inputs},
                         {"output", launch.output}});
   }
-  return {{"symbol", list.symbol},     {"values", values},
-          {"inputs", list.inputs},     {"input_names", list.input_names},
-          {"weights", weights},        {"outputs", list.outputs},
-          {"launches", launches},      {"arena_bytes", list.arena_bytes},
-          {"peak_bytes", list.peak_bytes}, {"unplanned_bytes", list.unplanned_bytes}};
+  return {{"symbol", list.symbol},
+          {"values", values},
+          {"inputs", list.inputs},
+          {"input_names", list.input_names},
+          {"weights", weights},
+          {"outputs", list.outputs},
+          {"launches", launches},
+          {"arena_bytes", list.arena_bytes},
+          {"peak_bytes", list.peak_bytes},
+          {"unplanned_bytes", list.unplanned_bytes}};
 }
 
 LaunchList launch_list_from_json(const nlohmann::json& json) {
@@ -165,8 +175,8 @@ LaunchList launch_list_from_json(const nlohmann::json& json) {
   const nlohmann::json& weights = r.array(json, "weights", "");
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const std::string where = "weights[" + std::to_string(i) + "]";
-    list.weights.push_back({r.string(weights[i], "name", where), r.string(weights[i], "layout", where),
-                            reader.type(weights[i], where)});
+    list.weights.push_back(
+        {r.string(weights[i], "name", where), r.string(weights[i], "layout", where), reader.type(weights[i], where)});
   }
   const nlohmann::json& names = r.array(json, "input_names", "");
   const nlohmann::json& values = r.array(json, "values", "");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/json_file.h"
 
 namespace websd::tuning {
 namespace {
@@ -28,7 +29,7 @@ std::string string_field(const json& object, const char* name, const std::string
   if (!required && !object.contains(name)) return {};
   const json& value = field(object, name, origin);
   if (!value.is_string() || (required && value.get_ref<const std::string&>().empty())) {
-    malformed(origin, std::string("\"") + name + "\" must be a non-empty string, got " + value.dump());
+    malformed(origin, std::string("\"") + name + "\" must be a non-empty string, got " + json_preview(value));
   }
   return value.get<std::string>();
 }
@@ -36,18 +37,18 @@ std::string string_field(const json& object, const char* name, const std::string
 double milliseconds_field(const json& object, const std::string& origin) {
   const json& value = field(object, "median_ms", origin);
   if (!value.is_number() || value.get<double>() < 0) {
-    malformed(origin, "\"median_ms\" must be a non-negative number, got " + value.dump());
+    malformed(origin, "\"median_ms\" must be a non-negative number, got " + json_preview(value));
   }
   return value.get<double>();
 }
 
 TuningParams params_field(const json& object, const std::string& origin) {
   const json& value = field(object, "params", origin);
-  if (!value.is_object()) malformed(origin, "\"params\" must be an object of integers, got " + value.dump());
+  if (!value.is_object()) malformed(origin, "\"params\" must be an object of integers, got " + json_preview(value));
   TuningParams params;
   for (const auto& [name, parameter] : value.items()) {
     if (!parameter.is_number_integer()) {
-      malformed(origin, "parameter \"" + name + "\" must be an integer, got " + parameter.dump());
+      malformed(origin, "parameter \"" + name + "\" must be an integer, got " + json_preview(parameter));
     }
     params[name] = parameter.get<std::int64_t>();
   }
@@ -82,7 +83,7 @@ std::string tuning_record_to_line(const TuningRecord& record) {
 TuningRecord tuning_record_from_line(std::string_view line, const std::string& origin) {
   const json object = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) malformed(origin, "not valid JSON");
-  if (!object.is_object()) malformed(origin, "a record must be a JSON object, got " + object.dump());
+  if (!object.is_object()) malformed(origin, "a record must be a JSON object, got " + json_preview(object));
   TuningRecord record;
   record.workload = string_field(object, "workload", origin, true);
   record.target = string_field(object, "target", origin, true);
@@ -91,9 +92,9 @@ TuningRecord tuning_record_from_line(std::string_view line, const std::string& o
   record.median_ms = milliseconds_field(object, origin);
   if (object.contains("candidates")) {
     const json& candidates = object["candidates"];
-    if (!candidates.is_array()) malformed(origin, "\"candidates\" must be an array, got " + candidates.dump());
+    if (!candidates.is_array()) malformed(origin, "\"candidates\" must be an array, got " + json_preview(candidates));
     for (const json& candidate : candidates) {
-      if (!candidate.is_object()) malformed(origin, "each candidate must be an object, got " + candidate.dump());
+      if (!candidate.is_object()) malformed(origin, "each candidate must be an object, got " + json_preview(candidate));
       record.candidates.push_back({params_field(candidate, origin), milliseconds_field(candidate, origin)});
     }
   }

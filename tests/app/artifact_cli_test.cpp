@@ -244,7 +244,7 @@ TEST(BuildCommand, UsageErrorsAreOneLineAndWriteNothing) {
   const std::vector<BadBuild> cases = {
       {"another target", {"--target", "cuda"}, {"--target cuda", "only the 'cpu' target"}},
       {"unknown dtype", {"--dtype", "f8"}, {"--dtype f8", "use f32, f16 or bf16"}},
-      {"width not a multiple", {"--width", "100"}, {"size 100x128 is not a multiple of 32"}},
+      {"width not a multiple", {"--width", "100"}, {"width 100 is not a positive multiple of 32"}},
       {"missing model folder",
        {"--model", "/nonexistent/websd-model"},
        {"/nonexistent/websd-model", "no such file or folder"}},

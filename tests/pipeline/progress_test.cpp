@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace websd {
@@ -49,6 +50,59 @@ TEST(Progress, TerminalPrinterRedrawsOneLineAndEndsIt) {
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("\r\033[Kdenoise [", 0), 0u);
   EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(Progress, LineEndEndsAnOpenRedrawnLineOnce) {
+  std::ostringstream out;
+  ProgressPrinter printer(out, true);
+  printer({"denoise", 0, 1, 0, 4});
+  printer({"denoise", 0, 1, 1, 4});
+  ASSERT_NE(out.str().back(), '\n');
+  progress_line_end();  // what the CLI does before printing an error
+  EXPECT_EQ(out.str().back(), '\n') << out.str();
+  const std::string ended = out.str();
+  progress_line_end();
+  EXPECT_EQ(out.str(), ended);  // nothing more to end
+}
+
+TEST(Progress, LineEndAfterAFinishedStageWritesNothing) {
+  std::ostringstream out;
+  {
+    ProgressPrinter printer(out, true);
+    printer({"decode", 0, 1, 0, 1});
+    printer({"decode", 0, 1, 1, 1});
+    const std::string finished = out.str();
+    EXPECT_EQ(finished.back(), '\n');
+    progress_line_end();
+    EXPECT_EQ(out.str(), finished);
+  }
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;  // the destructor adds none
+}
+
+TEST(Progress, DestructorAfterLineEndAddsNoSecondNewline) {
+  std::ostringstream out;
+  {
+    ProgressPrinter printer(out, true);
+    printer({"denoise", 0, 1, 1, 4});
+    progress_line_end();
+  }
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+}
+
+TEST(Progress, PartialLinesOpenedByOthersAreEndedToo) {
+  std::ostringstream out;
+  out << "[1/3] attention:q=f32[2,8,64,40];causal=1";
+  progress_line_open(out);
+  progress_line_end();
+  EXPECT_EQ(out.str().back(), '\n');
+  out << ": block_rows 64\n";
+  progress_line_open(out);
+  progress_line_closed(out);  // its writer ended it: nothing left to end
+  const std::string text = out.str();
+  progress_line_end();
+  EXPECT_EQ(out.str(), text);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "engine/artifact_backend.h"
 #include "engine/cpu_backend.h"
 #include "import/checkpoint_tokenizer.h"
+#include "pipeline/generation_params.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "tuning/apply_tuning.h"
@@ -121,10 +122,7 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   const std::int64_t scale = info.vae_scale_factor;
   const std::int64_t width = result.width ? result.width : info.sample_width * scale;
   const std::int64_t height = result.height ? result.height : info.sample_height * scale;
-  if (width % scale != 0 || height % scale != 0 || width <= 0 || height <= 0) {
-    throw Error("bench", "size " + std::to_string(width) + "x" + std::to_string(height) +
-                             " must be positive multiples of " + std::to_string(scale));
-  }
+  check_image_size("bench", width, height, info);
   result.width = width;
   result.height = height;
   std::vector<std::int64_t> ids;
@@ -269,8 +267,10 @@ const bool registered = register_command(
                          "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--artifact", options->artifact,
                           "compiled artifact (websd build); with --model too, both are timed and compared");
-       command.add_option("--width", options->width, "image width in pixels (default: the model's)");
-       command.add_option("--height", options->height, "image height in pixels (default: the model's)");
+       command.add_option("--width", options->width, "image width in pixels (default: the model's)")
+           ->check(CLI::PositiveNumber);
+       command.add_option("--height", options->height, "image height in pixels (default: the model's)")
+           ->check(CLI::PositiveNumber);
        command.add_option("--runs", options->runs, "timed runs per network; the median is reported")
            ->capture_default_str();
        command.add_flag("--json", options->json, "print JSON instead of a table");

@@ -54,6 +54,11 @@ void run_build(const BuildCommandOptions& options) {
   std::optional<tuning::TuningDb> db;
   if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
   build.tuning_db = db ? &*db : nullptr;
+  std::vector<InputPath> inputs = model_inputs(options.model);
+  inputs.insert(inputs.end(), {{"--tuning-db", options.tuning_db}, {"--encrypt-key-file", options.key_file}});
+  std::vector<OutputPath> outputs = {{"--out", options.out, true}};
+  if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true});
+  check_outputs("build", outputs, inputs);
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
   }
@@ -88,8 +93,10 @@ const bool registered = register_command(
        command.add_option("--target", options->target, "target to build for (cpu)")->required();
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
-       command.add_option("--width", options->width, "image width the artifact runs (default: the model's)");
-       command.add_option("--height", options->height, "image height the artifact runs (default: the model's)");
+       command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
+           ->check(CLI::PositiveNumber);
+       command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")
+           ->check(CLI::PositiveNumber);
        command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
        command.add_option("--encrypt-key-file", options->key_file, "AES-256 key file: encrypt the weights");
        command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");

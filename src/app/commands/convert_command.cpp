@@ -5,6 +5,7 @@
 // appears only when complete.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -28,10 +29,13 @@ struct ConvertOptions {
 
 void run_convert(const ConvertOptions& options) {
   if (options.model.model.empty()) throw Error("convert", "--model is required (a folder or a .safetensors file)");
-  if (options.out.empty()) throw Error("convert", "--out is empty (pass the file or folder to write)");
+  std::error_code error;
+  const std::string to = !options.to.empty()                                         ? options.to
+                         : std::filesystem::is_directory(options.model.model, error) ? "single-file"
+                                                                                     : "diffusers";
+  check_outputs("convert", {{"--out", options.out, to == "diffusers"}}, model_inputs(options.model));
   const auto start = std::chrono::steady_clock::now();
   const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "convert");
-  const std::string to = options.to.empty() ? (checkpoint->is_single_file() ? "diffusers" : "single-file") : options.to;
   if (to == "single-file") {
     if (options.force)
       throw Error("convert", "--force applies to --to diffusers (a single file is replaced atomically)");

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -23,10 +22,13 @@
 #include "engine/cpu_backend.h"
 #include "import/checkpoint_tokenizer.h"
 #include "io/json_file.h"
+#include "io/output_paths.h"
 #include "io/png_file.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
+#include "io/staged_files.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/random/seed.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "tuning/apply_tuning.h"
@@ -40,13 +42,13 @@ struct GenerateOptions {
   std::string artifact;
   std::string key_file;
   GenerationParams params;
-  std::optional<std::uint64_t> seed;
-  std::string scheduler;
+  std::string seed = "-1";
+  std::optional<std::string> scheduler;
   std::string scheduler_config;
   std::string init_image;
   std::optional<double> strength;
   std::string init_latents;
-  std::string save_latents;
+  std::optional<std::string> save_latents;
   std::string out;
   std::string tuning_db;
 };
@@ -59,12 +61,25 @@ std::string output_path(const std::string& out, int index, int count) {
       .string();
 }
 
-void check_output_folder(const std::string& option, const std::string& file) {
-  const fs::path folder = fs::path(file).parent_path();
-  if (!folder.empty() && !fs::is_directory(folder)) {
-    throw Error("generate", option + " " + file + ": folder " + folder.string() + " does not exist (create it first)");
+// Every file the run writes, checked together before the model loads (io/output_paths.h).
+void check_output_paths(const GenerateOptions& options) {
+  const std::string extension = fs::path(options.out).extension().string();
+  if (!options.out.empty() && extension != ".png" && extension != ".PNG") {
+    throw Error("generate", "--out " + options.out + ": websd writes PNG images; name the file *.png");
   }
-  if (fs::is_directory(file)) throw Error("generate", option + " " + file + ": is a folder (name a file)");
+  std::vector<OutputPath> outputs;
+  for (int i = 0; i < std::max(1, options.params.batch_count); ++i) {
+    outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count)});
+  }
+  if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents});
+  std::vector<InputPath> inputs = model_inputs(options.model);
+  inputs.insert(inputs.end(), {{"--artifact", options.artifact},
+                               {"--key-file", options.key_file},
+                               {"--init-image", options.init_image},
+                               {"--init-latents", options.init_latents},
+                               {"--scheduler-config", options.scheduler_config},
+                               {"--tuning-db", options.tuning_db}});
+  check_outputs("generate", outputs, inputs);
 }
 
 HostTensor read_init_latents(const std::string& path) {
@@ -79,27 +94,31 @@ HostTensor read_init_latents(const std::string& path) {
 // The model's scheduler config: `config` (null if the model has none) read from `origin`.
 std::unique_ptr<schedulers::Scheduler> make_scheduler(const GenerateOptions& options, const nlohmann::json& config,
                                                       const std::string& origin) {
-  if (!options.scheduler_config.empty()) {
-    return schedulers::create_scheduler_from_file(options.scheduler_config, options.scheduler);
-  }
-  if (!config.is_null()) return schedulers::create_scheduler(config, options.scheduler, origin);
-  if (options.scheduler.empty()) {
+  const std::string name = options.scheduler.value_or("");
+  if (!options.scheduler_config.empty()) return schedulers::create_scheduler_from_file(options.scheduler_config, name);
+  if (!config.is_null()) return schedulers::create_scheduler(config, name, origin);
+  if (name.empty()) {
     throw Error("generate", origin + " does not exist (pass --scheduler NAME or --scheduler-config FILE)");
   }
-  return schedulers::create_scheduler_by_name(options.scheduler);
+  return schedulers::create_scheduler_by_name(name);
 }
 
 // Everything that can be checked without the model, so a typo fails at once.
 void check_options(const GenerateOptions& options) {
-  if (!options.scheduler.empty()) schedulers::scheduler_class_for_name(options.scheduler);
+  if (options.scheduler) {
+    if (options.scheduler->empty()) {
+      throw Error("generate", "--scheduler is empty (names: " + schedulers::join_names(schedulers::scheduler_names()) +
+                                  "; leave it out for the model's own scheduler)");
+    }
+    schedulers::scheduler_class_for_name(*options.scheduler);
+  }
   if (options.strength && options.init_image.empty()) {
     throw Error("generate", "--strength applies to img2img only (add --init-image PNG)");
   }
   if (!options.init_image.empty() && !options.init_latents.empty()) {
     throw Error("generate", "--init-image and --init-latents exclude each other (img2img starts from the image)");
   }
-  check_output_folder("--out", options.out);
-  if (!options.save_latents.empty()) check_output_folder("--save-latents", options.save_latents);
+  check_output_paths(options);
   if (!options.model.model.empty() && !options.artifact.empty()) {
     throw Error("generate", "--model and --artifact exclude each other (an artifact already holds its model)");
   }
@@ -124,19 +143,22 @@ void check_options(const GenerateOptions& options) {
 }
 
 // Said once the request is known to be valid, so that a bad input gets its error line alone.
-void print_notices(const GenerateOptions& options, const std::string& model_dir, const GenerationParams& params) {
+void print_notices(const GenerateOptions& options, const std::string& model_dir, const GenerationParams& params,
+                   bool random_seed_chosen) {
   if (options.model.model.empty() && options.artifact.empty()) {
     std::cerr << "websd: no --model given: using the built-in DEMO model with RANDOM weights (" << model_dir
               << "); its images are noise patterns, not pictures. Pass --model DIR for a real checkpoint.\n";
   }
-  if (!options.seed) std::cerr << "websd: seed " << params.seed << " (pass --seed to repeat this run)\n";
+  if (random_seed_chosen) {
+    std::cerr << "websd: random seed " << params.seed << " (pass --seed " << params.seed << " to repeat this run)\n";
+  }
 }
 
 GenerationRequest build_request(const GenerateOptions& options) {
   GenerationRequest request;
   request.params = options.params;
-  // torch keeps 32 bits of a seed, so a random one needs no more.
-  request.params.seed = options.seed ? *options.seed : std::random_device{}() & 0xFFFFFFFFu;
+  const std::optional<std::uint64_t> seed = parse_seed(options.seed, "--seed", "generate");
+  request.params.seed = seed ? *seed : random_seed();
   if (options.strength) request.params.strength = *options.strength;
   if (!options.init_image.empty()) request.init_image = png_read_rgb(options.init_image);
   if (!options.init_latents.empty()) request.init_latents = read_init_latents(options.init_latents);
@@ -190,20 +212,23 @@ void run_generate(const GenerateOptions& options) {
   const std::unique_ptr<schedulers::Scheduler> scheduler = make_scheduler(options, scheduler_config, scheduler_origin);
   request = validate_request(request, backend.info(), *scheduler);
   const GenerationParams& params = request.params;
-  print_notices(options, model_dir, params);
+  print_notices(options, model_dir, params, !parse_seed(options.seed, "--seed", "generate"));
 
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   ProgressPrinter printer(std::cerr, terminal);
   std::vector<float> all_latents;
   Shape latent_shape;
+  // All images and the latents appear together at the end, or none: a failure leaves --out as it was.
+  StagedFiles outputs("generate");
+  std::vector<std::string> written;
   Pipeline pipeline(backend, *tokenizer);
   pipeline.generate(
       request, *scheduler,
       [&](const GeneratedImage& result) {
         const std::string path = output_path(options.out, result.index, params.batch_count);
-        png_write_rgb(path, result.image, {{"parameters", result.parameters}});
-        std::cout << "wrote " << path << " (" << result.image.width << "x" << result.image.height << ", seed "
-                  << result.seed << ")" << std::endl;
+        png_write_rgb(outputs.stage(path), result.image, {{"parameters", result.parameters}});
+        written.push_back(path + " (" + std::to_string(result.image.width) + "x" + std::to_string(result.image.height) +
+                          ", seed " + std::to_string(result.seed) + ")");
         latent_shape = result.latents.shape;
         all_latents.insert(all_latents.end(), result.latents.data.begin(), result.latents.data.end());
       },
@@ -213,13 +238,15 @@ void run_generate(const GenerateOptions& options) {
     std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
   }
 
-  if (!options.save_latents.empty()) {
+  if (options.save_latents) {
     latent_shape.at(0) = params.batch_count;
     const HostTensor latents(latent_shape, std::move(all_latents));
-    safetensors_write_f32(options.save_latents, {{"latents", &latents}},
+    safetensors_write_f32(outputs.stage(*options.save_latents), {{"latents", &latents}},
                           {{"seed", std::to_string(params.seed)}, {"steps", std::to_string(params.steps)}});
-    std::cout << "wrote " << options.save_latents << " (latents " << shape_to_string(latent_shape) << ")" << std::endl;
+    written.push_back(*options.save_latents + " (latents " + shape_to_string(latent_shape) + ")");
   }
+  outputs.commit();
+  for (const std::string& line : written) std::cout << "wrote " << line << std::endl;
 }
 
 void add_options(CLI::App& command, GenerateOptions& options) {
@@ -238,9 +265,13 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                          " (default: the model's scheduler_config.json)");
   command.add_option("--scheduler-config", options.scheduler_config,
                      "A scheduler_config.json to use instead of the model's");
-  command.add_option("--seed", options.seed, "Random seed (default: a random one, printed); image i uses seed + i");
-  command.add_option("--width", options.params.width, "Image width, a multiple of 8 (default: the model's size)");
-  command.add_option("--height", options.params.height, "Image height, a multiple of 8 (default: the model's size)");
+  command.add_option("--seed", options.seed,
+                     "Seed: an integer from 0 to 2^64-1, or -1 (the default) for a random one, printed and recorded "
+                     "in the PNG; image i uses seed + i");
+  command.add_option("--width", options.params.width, "Image width, a multiple of 8 (default: the model's size)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--height", options.params.height, "Image height, a multiple of 8 (default: the model's size)")
+      ->check(CLI::PositiveNumber);
   command.add_option("--batch-count", options.params.batch_count, "Images to make: out-0.png, out-1.png, ...")
       ->default_val(1);
   command.add_option("--init-image", options.init_image, "img2img: start from this PNG (RGB, RGBA or gray)");

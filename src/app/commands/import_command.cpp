@@ -2,8 +2,13 @@
 // what it holds, per component:
 // class, the config values that shape the network, tensor and parameter counts, dtypes, bytes on
 // disk and shards, plus the time taken and the peak resident memory. Only headers are read, so a
-// multi-gigabyte checkpoint opens in milliseconds without its weights becoming resident;
-// --verify also reads every weight (streamed, bounded memory) and fails on non-finite values.
+// multi-gigabyte checkpoint opens in milliseconds without its weights becoming resident.
+// --verify runs every check that `websd generate --model` runs when it loads the checkpoint, each
+// failing with the error generate would give: the networks' configs (text_encoder, unet, vae: value
+// types and ranges, and that they fit together), every tensor against the networks' parameter lists
+// (missing, unexpected, misshapen: engine::CpuBackend binds them without loading weights), the
+// scheduler (its config turned into a scheduler) and the tokenizer (loaded); then it reads every
+// weight (streamed, bounded memory) and fails on non-finite values.
 
 #include <chrono>
 #include <cstdio>
@@ -17,8 +22,15 @@
 #include "app/model_options.h"
 #include "app/process_stats.h"
 #include "core/error.h"
+#include "engine/cpu_backend.h"
+#include "import/checkpoint_tokenizer.h"
 #include "import/checkpoint_verify.h"
 #include "import/diffusers_checkpoint.h"
+#include "io/json_file.h"
+#include "models/clip_config.h"
+#include "models/unet_config.h"
+#include "models/vae_config.h"
+#include "pipeline/schedulers/scheduler_factory.h"
 
 namespace websd::app {
 namespace {
@@ -144,7 +156,7 @@ void print_text(const nlohmann::ordered_json& summary) {
       continue;
     }
     std::cout << "  config:";
-    for (const auto& [key, value] : component["config"].items()) std::cout << " " << key << "=" << value.dump();
+    for (const auto& [key, value] : component["config"].items()) std::cout << " " << key << "=" << json_preview(value);
     const auto& weights = component["weights"];
     std::cout << "\n  weights: " << weights["shards"].get<std::size_t>() << " file(s), "
               << mebibytes(weights["bytes_on_disk"].get<std::uint64_t>()) << " on disk";
@@ -164,6 +176,12 @@ void print_text(const nlohmann::ordered_json& summary) {
                 << " tensor(s) with non-finite values\n";
     }
   }
+  if (summary.contains("checks")) {
+    std::string checks;
+    for (const auto& check : summary["checks"]) checks += (checks.empty() ? "" : ", ") + check.get<std::string>();
+    std::cout << "verify: " << checks << " (every check 'websd generate --model' runs at load, and every value read): "
+              << (summary["verified"].get<bool>() ? "passed" : "FAILED (non-finite values)") << "\n";
+  }
   char timing[64];
   std::snprintf(timing, sizeof(timing), "opened in %.1f ms", summary["open_seconds"].get<double>() * 1000.0);
   std::cout << timing;
@@ -174,23 +192,59 @@ void print_text(const nlohmann::ordered_json& summary) {
   std::cout << "; peak resident memory " << mebibytes(summary["peak_rss_bytes"].get<std::uint64_t>()) << std::endl;
 }
 
+// The checks `websd generate --model` runs when it loads `checkpoint`, in its order, each throwing
+// the websd::Error generate would throw. Returns their names, for the summary.
+std::vector<std::string> run_load_checks(const std::shared_ptr<const DiffusersCheckpoint>& checkpoint) {
+  // The network configs: value types and ranges (CpuBackend parses the same three again).
+  const CheckpointComponent& text_encoder = checkpoint->component("text_encoder");
+  const CheckpointComponent& unet = checkpoint->component("unet");
+  const CheckpointComponent& vae = checkpoint->component("vae");
+  clip_config_from_json(text_encoder.config(), text_encoder.config_origin());
+  unet_config_from_json(unet.config(), unet.config_origin());
+  vae_config_from_json(vae.config(), vae.config_origin());
+  // That the configs fit together, and every tensor against the networks' parameter lists (headers
+  // only: no weight is loaded until a network runs).
+  { const engine::CpuBackend backend(checkpoint); }
+  // The scheduler generate makes when no --scheduler or --scheduler-config is given.
+  if (checkpoint->scheduler_config().is_null()) {
+    const std::string origin = checkpoint->scheduler_config_origin().empty()
+                                   ? checkpoint->dir() + "/scheduler/scheduler_config.json"
+                                   : checkpoint->scheduler_config_origin();
+    throw Error("import", origin + " does not exist (generate needs --scheduler NAME or --scheduler-config FILE)");
+  }
+  schedulers::create_scheduler(checkpoint->scheduler_config(), "", checkpoint->scheduler_config_origin());
+  checkpoint_tokenizer(*checkpoint);
+  return {"configs", "tensors", "scheduler", "tokenizer"};
+}
+
 void run_import(const ImportCommandOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const DiffusersCheckpoint checkpoint = DiffusersCheckpoint::open(options.model.model, options.model.import);
+  const auto opened =
+      std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(options.model.model, options.model.import));
+  const DiffusersCheckpoint& checkpoint = *opened;
   for (const std::string& note : checkpoint.notes()) std::cerr << "websd: note: " << note << "\n";
   const double open_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::vector<ComponentVerifyReport> reports;
+  std::vector<std::string> checks;
   double verify_seconds = 0;
   if (options.verify) {
     const auto verify_start = Clock::now();
+    checks = run_load_checks(opened);
     for (const auto& component : checkpoint.components()) {
       if (component.has_weights()) reports.push_back(verify_component(component));
     }
+    checks.push_back("values");
     verify_seconds = std::chrono::duration<double>(Clock::now() - verify_start).count();
   }
 
+  std::size_t bad_tensors = 0;
+  const NonFiniteTensor* first_bad = nullptr;
+  for (const auto& report : reports) {
+    bad_tensors += report.non_finite.size();
+    if (first_bad == nullptr && !report.ok()) first_bad = &report.non_finite.front();
+  }
   nlohmann::ordered_json summary;
   summary["dir"] = checkpoint.dir();
   summary["pipeline_class"] = checkpoint.pipeline_class();
@@ -211,7 +265,11 @@ void run_import(const ImportCommandOptions& options) {
     summary["components"].push_back(describe(component, verified));
   }
   summary["open_seconds"] = open_seconds;
-  if (options.verify) summary["verify_seconds"] = verify_seconds;
+  if (options.verify) {
+    summary["checks"] = checks;
+    summary["verified"] = first_bad == nullptr;
+    summary["verify_seconds"] = verify_seconds;
+  }
   summary["peak_rss_bytes"] = peak_rss_bytes();
   if (options.json) {
     // Paths need not be UTF-8: replace what JSON cannot carry instead of failing.
@@ -220,12 +278,6 @@ void run_import(const ImportCommandOptions& options) {
     print_text(summary);
   }
 
-  std::size_t bad_tensors = 0;
-  const NonFiniteTensor* first_bad = nullptr;
-  for (const auto& report : reports) {
-    bad_tensors += report.non_finite.size();
-    if (first_bad == nullptr && !report.ok()) first_bad = &report.non_finite.front();
-  }
   if (first_bad != nullptr) {
     throw Error("import", first_bad->file + ": tensor " + safetensors_quote_name(first_bad->name) + " holds " +
                               std::to_string(first_bad->count) + " non-finite values (first at flat index " +
@@ -245,7 +297,9 @@ const bool registered = register_command(
                           "Weight variant to read, e.g. fp16 (default: the plain files, or the only variant)");
        command.add_flag("--json", options->json, "Print the summary as JSON");
        command.add_flag("--verify", options->verify,
-                        "Also read every weight (streamed, bounded memory) and fail on NaN or infinite values");
+                        "Run every check that 'websd generate --model' runs when it loads the checkpoint (network "
+                        "configs, every tensor's name and shape, scheduler config, tokenizer), then read every "
+                        "weight (streamed, bounded memory) and fail on NaN or infinite values");
        command.callback([options] { run_import(*options); });
      }});
 

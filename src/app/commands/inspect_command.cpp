@@ -1,18 +1,35 @@
 // `websd inspect ART [--json] [--verify] [--key-file K]`: what an artifact holds: target and
 // versions, functions with their signatures, kernels, memory plans and weights (count, bytes per
-// dtype, shards, encryption). Opening checks the manifest, index and shard sizes; --verify also
-// reads every shard and checks its SHA-256 (and, with the key, decrypts it).
+// dtype, shards, encryption). Opening checks the manifest, index and shard sizes. --verify runs
+// every check that `websd generate --artifact` runs when it loads the artifact and calls its
+// functions, plus reading every byte: the SHA-256 of every weight shard (decrypted with the key)
+// and of every file the manifest lists (the kernel library, the model's tokenizer and scheduler
+// files); the load itself (engine::ArtifactBackend: model section, launch lists, kernel library);
+// each function's executor with its weights bound (kernels present, generated kernels' operand
+// shapes, weights present with their sizes and packings) and its input and output types against
+// what the model section makes generate pass; the tokenizer and the scheduler.
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/command_registry.h"
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
+#include "core/error.h"
+#include "cpu/arena_executor.h"
+#include "cpu/kernel_library.h"
+#include "engine/artifact_backend.h"
+#include "io/json_file.h"
+#include "pipeline/schedulers/scheduler_factory.h"
+#include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "runtime/launch_list.h"
 
 namespace websd::app {
 namespace {
@@ -180,7 +197,192 @@ void print_text(const ordered_json& summary) {
     std::printf("  %-14s %zu tensor%s, %s\n", dtype.c_str(), count, count == 1 ? "" : "s",
                 human_bytes(stats["bytes"].get<std::uint64_t>()).c_str());
   }
-  if (summary.contains("verified")) print_row("verified", "every shard's SHA-256 matches its index entry");
+  if (summary.contains("verified")) {
+    const auto& verified = summary["verified"];
+    print_row("verified", std::to_string(verified["shards_hashed"].get<std::size_t>()) + " shard(s) and " +
+                              std::to_string(verified["files_hashed"].get<std::size_t>()) +
+                              " file(s) match their SHA-256; every check 'websd generate --artifact' runs at load "
+                              "passed");
+  }
+}
+
+// --- --verify ---------------------------------------------------------------------------------
+
+// Where engine::ArtifactBackend loads the generated kernels from (see FORMAT.md).
+constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
+// The functions `websd generate --artifact` calls: with guidance (batch 2), without (batch 1), and
+// img2img's encoder. The cpu target always builds all six.
+constexpr const char* kGenerateFunctions[] = {"clip", "clip_b1", "unet", "unet_b1", "vae_decode", "vae_encode"};
+constexpr const char* kEditedFix = "the manifest was edited or is corrupt: rebuild the artifact";
+
+[[noreturn]] void verify_fail(const std::string& dir, const std::string& what) {
+  throw Error("artifact", dir + ": " + what);
+}
+
+// Every weight shard's and every listed file's SHA-256. Returns the number of shards and files.
+std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& artifact) {
+  for (std::size_t i = 0; i < artifact.shards().size(); ++i) {
+    artifact.verify_shard(i);
+    artifact.release_weight_pages();  // keeps the resident memory of a large artifact bounded
+  }
+  std::size_t files = 0;
+  if (const nlohmann::json* listed = artifact.section(artifact::kFilesSection); listed != nullptr) {
+    for (const auto& file : *listed) {  // its form was checked by Artifact::open
+      artifact.file_path(file.at("path").get<std::string>());
+      ++files;
+    }
+  }
+  return {artifact.shards().size(), files};
+}
+
+// What engine::ArtifactBackend's executor() does for `list` when generate first calls it, without
+// running it or widening a weight: the executor is made (every launch's kernel in this CPU target
+// or the kernel library), each generated kernel's operand shapes are the library's, and every
+// weight is bound (present in the index, of the size the list wants, in this CPU's packing).
+void verify_executor(const artifact::Artifact& artifact, const runtime::LaunchList& list,
+                     const cpu::KernelLibrary* library) {
+  cpu::ArenaExecutor executor(list, library);
+  for (std::size_t i = 0; i < list.launches.size(); ++i) {
+    const runtime::Launch& launch = list.launches[i];
+    if (launch.kernel.empty()) continue;
+    const cpu::LibraryKernel& kernel = library->kernel(launch.kernel);
+    std::vector<Shape> inputs;
+    for (const auto id : launch.inputs) inputs.push_back(list.values[id].type.shape);
+    if (inputs != kernel.inputs || list.values[launch.output].type.shape != kernel.output) {
+      verify_fail(artifact.dir(), "launch list '" + list.symbol + "': launch " + std::to_string(i) + " of kernel '" +
+                                      launch.kernel + "' has operand shapes that differ from the kernel library's (" +
+                                      kEditedFix + ")");
+    }
+  }
+  executor.bind_weights([&](const runtime::LaunchWeight& weight) {
+    const artifact::WeightEntry* entry = artifact.find_weight(weight.name);
+    if (entry == nullptr) {
+      verify_fail(artifact.dir(), "the launch lists name weight '" + weight.name + "' which the index lacks");
+    }
+    const std::span<const std::byte> bytes = artifact.weight(weight.name);
+    // The rule of engine/artifact_backend.cpp: a packed weight may be padded, never smaller; a
+    // row-major one is exactly its type.
+    const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(entry->dtype);
+    if (weight.layout.empty() ? bytes.size() != logical : bytes.size() < logical) {
+      verify_fail(artifact.dir(), "weight '" + weight.name + "' holds " + std::to_string(bytes.size()) +
+                                      " bytes, its launch list wants " + weight.type.to_string() +
+                                      " (edited or corrupt: rebuild the artifact)");
+    }
+    // A view that is never run: binding checks presence and packing, not values.
+    return cpu::CpuTensor::view(weight.type, const_cast<std::byte*>(bytes.data()));
+  });
+  artifact.release_weight_pages();
+}
+
+std::string types_text(const std::vector<graph::TensorType>& types) {
+  std::string text;
+  for (const auto& type : types) text += (text.empty() ? "" : ", ") + type.to_string();
+  return "(" + text + ")";
+}
+
+// The types generate passes to and expects from each function, from the model section, against
+// the ones the function was built for (what ArtifactBackend::check_shapes, ArenaExecutor::run and
+// the pipeline check at every call).
+void verify_signatures(const std::string& dir, const std::map<std::string, runtime::LaunchList>& lists,
+                       const engine::ArtifactBackend& backend) {
+  const ModelInfo& info = backend.info();
+  const std::int64_t width = backend.width(), height = backend.height();
+  const std::string facts = "model section (latent_channels " + std::to_string(info.latent_channels) +
+                            ", vae_scale_factor " + std::to_string(info.vae_scale_factor) + ", max_tokens " +
+                            std::to_string(info.max_tokens) + ", width " + std::to_string(width) + ", height " +
+                            std::to_string(height) + ")";
+  for (const auto& [name, value] : {std::pair{"latent_channels", info.latent_channels},
+                                    {"vae_scale_factor", info.vae_scale_factor},
+                                    {"max_tokens", info.max_tokens},
+                                    {"width", width},
+                                    {"height", height}}) {
+    if (value <= 0) {
+      verify_fail(dir, std::string("the model section's ") + name + " is " + std::to_string(value) +
+                           ", expected a positive integer (" + kEditedFix + ")");
+    }
+  }
+  for (const char* symbol : kGenerateFunctions) {
+    if (lists.find(symbol) == lists.end()) {
+      verify_fail(dir, std::string("has no function '") + symbol + "', which generate calls (" + kEditedFix + ")");
+    }
+  }
+  // Each call generate makes: with guidance (batch 2), without (batch 1), decoding, and img2img's encoding.
+  struct Call {
+    std::string symbol;
+    std::vector<graph::TensorType> inputs, outputs;
+  };
+  const auto f32 = [](Shape shape) { return graph::TensorType{DType::kF32, std::move(shape)}; };
+  const auto types_of = [](const runtime::LaunchList& list, const std::vector<std::int32_t>& ids) {
+    std::vector<graph::TensorType> types;
+    for (const auto id : ids) types.push_back(list.values[id].type);
+    return types;
+  };
+  const std::vector<graph::TensorType> clip_out = types_of(lists.at("clip"), lists.at("clip").outputs);
+  const std::int64_t hidden = clip_out.size() == 1 && clip_out[0].rank() == 3 ? clip_out[0].shape[2] : -1;
+  const std::int64_t latent_h = height / info.vae_scale_factor, latent_w = width / info.vae_scale_factor;
+  std::vector<Call> calls;
+  for (const std::int64_t batch : {2, 1}) {
+    const std::string suffix = batch == 2 ? "" : "_b1";
+    const graph::TensorType latents = f32({batch, info.latent_channels, latent_h, latent_w});
+    const graph::TensorType context = f32({batch, info.max_tokens, hidden});
+    calls.push_back({"clip" + suffix, {graph::TensorType{DType::kI64, {batch, info.max_tokens}}}, {context}});
+    calls.push_back({"unet" + suffix, {latents, f32({batch}), context}, {latents}});
+  }
+  const graph::TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
+  const graph::TensorType image = f32({1, 3, height, width});
+  calls.push_back({"vae_decode", {latent}, {image}});
+  calls.push_back({"vae_encode", {image}, {latent, latent}});
+  for (const Call& call : calls) {
+    const runtime::LaunchList& list = lists.at(call.symbol);
+    const auto inputs = types_of(list, list.inputs), outputs = types_of(list, list.outputs);
+    if (inputs != call.inputs || outputs != call.outputs) {
+      verify_fail(dir, "function '" + call.symbol + "' takes " + types_text(inputs) + " -> " + types_text(outputs) +
+                           ", but the " + facts + " makes generate call it with " + types_text(call.inputs) + " -> " +
+                           types_text(call.outputs) + " (" + kEditedFix + ")");
+    }
+  }
+}
+
+// The tokenizer and scheduler generate makes from the artifact's model files (verified).
+void verify_model_files(const std::string& dir, const engine::ArtifactBackend& backend) {
+  const std::string model_dir = backend.model_files_dir();
+  const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
+  if (tokenizer.max_length() != backend.info().max_tokens) {
+    verify_fail(dir, "the tokenizer pads to " + std::to_string(tokenizer.max_length()) +
+                         " tokens but the model section's max_tokens is " + std::to_string(backend.info().max_tokens) +
+                         " (" + kEditedFix + ")");
+  }
+  const std::string scheduler = model_dir + "/scheduler/scheduler_config.json";
+  if (!std::filesystem::exists(scheduler)) {
+    verify_fail(dir,
+                "holds no model/scheduler/scheduler_config.json (generate needs --scheduler NAME or "
+                "--scheduler-config FILE with it)");
+  }
+  schedulers::create_scheduler(json_read_file(scheduler), "", scheduler);
+}
+
+// Everything above, in the order generate meets it. Returns what was checked, for the summary.
+ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOptions& options) {
+  const auto [shards, files] = verify_checksums(artifact);
+  const engine::ArtifactBackend backend(
+      artifact.dir(), options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  std::map<std::string, runtime::LaunchList> lists;
+  for (const auto& [symbol, json] : artifact.section("launch_lists")->items()) {  // present: the backend loaded
+    lists.emplace(symbol, runtime::launch_list_from_json(json));
+  }
+  std::optional<cpu::KernelLibrary> library;
+  if (const nlohmann::json* kernels = artifact.section("kernels");
+      kernels != nullptr && kernels->is_array() && !kernels->empty()) {
+    library.emplace(cpu::KernelLibrary::open(artifact.file_path(kKernelLibraryPath)));
+  }
+  for (const auto& [symbol, list] : lists) verify_executor(artifact, list, library ? &*library : nullptr);
+  verify_signatures(artifact.dir(), lists, backend);
+  verify_model_files(artifact.dir(), backend);
+  return {{"shards_hashed", shards},
+          {"files_hashed", files},
+          {"checks",
+           {"manifest", "weight shards", "files", "model section", "launch lists", "kernel library", "executors",
+            "signatures", "tokenizer", "scheduler"}}};
 }
 
 void run_inspect(const InspectOptions& options) {
@@ -189,15 +391,7 @@ void run_inspect(const InspectOptions& options) {
   open_options.allow_missing_key = !options.verify;
   const artifact::Artifact artifact = artifact::Artifact::open(options.artifact, open_options);
   ordered_json summary = summarise(artifact);
-  if (options.verify) {
-    // Reading one tensor of each shard loads and checks the whole shard.
-    std::vector<bool> checked(artifact.shards().size(), false);
-    for (const auto& entry : artifact.weights()) {
-      if (!checked[entry.shard]) artifact.weight(entry.name);
-      checked[entry.shard] = true;
-    }
-    summary["verified"] = true;
-  }
+  if (options.verify) summary["verified"] = verify_artifact(artifact, options);
   if (options.json) {
     std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   } else {
@@ -211,7 +405,10 @@ const bool registered = register_command(
        command.add_option("artifact", options->artifact, "Artifact directory (written by 'websd build')")->required();
        command.add_flag("--json", options->json, "Print the summary as JSON");
        command.add_flag("--verify", options->verify,
-                        "Also read every weight shard and check its SHA-256 (an encrypted artifact needs --key-file)");
+                        "Run every check that 'websd generate --artifact' runs when it loads the artifact and calls "
+                        "its functions (model section, launch lists, kernel library, executors and their weights, "
+                        "tokenizer, scheduler), and check the SHA-256 of every weight shard and every file, kernel "
+                        "library included (an encrypted artifact needs --key-file)");
        command.add_option("--key-file", options->key_file,
                           "Key of an encrypted artifact: 32 raw bytes or 64 hex digits; checked against the manifest");
        command.callback([options] { run_inspect(*options); });

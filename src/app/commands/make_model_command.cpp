@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "import/diffusers_checkpoint.h"
 #include "import/single_file_writer.h"
+#include "io/output_paths.h"
 #include "models/model_presets.h"
 #include "models/random_checkpoint.h"
 
@@ -25,6 +26,8 @@ struct MakeModelOptions {
 
 void run_make_model(const MakeModelOptions& options) {
   const auto progress = [](const std::string& line) { std::cerr << "make-model: " << line << std::endl; };
+  check_outputs("make-model", {{"--out", options.checkpoint.out_dir, options.format == "diffusers"}},
+                {{"--tokenizer", options.checkpoint.tokenizer_dir}});
   if (options.format == "diffusers") {
     if (options.no_metadata) throw Error("make-model", "--no-metadata applies to --format single-file");
     random_checkpoint_write(options.checkpoint, progress);

@@ -12,7 +12,9 @@
 
 #include "app/command_registry.h"
 #include "core/error.h"
+#include "io/output_paths.h"
 #include "io/safetensors_writer.h"
+#include "pipeline/random/seed.h"
 #include "pipeline/random/torch_generator.h"
 
 namespace websd::app {
@@ -32,14 +34,6 @@ bool parse_unsigned(const std::string& text, std::uint64_t& value) {
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   return !text.empty() && error == std::errc() && stop == end;
-}
-
-std::uint64_t parse_seed(const std::string& text) {
-  std::uint64_t seed = 0;
-  if (!parse_unsigned(text, seed)) {
-    throw Error("noise", "--seed '" + text + "': not a non-negative integer below 2^64 (write e.g. --seed 42)");
-  }
-  return seed;
 }
 
 Shape parse_shape(const std::string& text) {
@@ -66,7 +60,9 @@ Shape parse_shape(const std::string& text) {
 }
 
 void run_noise(const NoiseOptions& options) {
-  const std::uint64_t seed = parse_seed(options.seed);
+  const std::optional<std::uint64_t> chosen = parse_seed(options.seed, "--seed", "noise");
+  check_outputs("noise", {{"--out", options.out}}, {});
+  const std::uint64_t seed = chosen ? *chosen : random_seed();
   const Shape shape = parse_shape(options.shape);
   TorchGenerator generator(seed);
   const HostTensor noise = generator.randn(shape);
@@ -78,8 +74,10 @@ const bool registered =
     register_command({"noise", "Write torch-compatible standard-normal noise (torch.randn with a seeded CPU generator)",
                       [](CLI::App& command) {
                         auto options = std::make_shared<NoiseOptions>();
-                        command.add_option("--seed", options->seed, "Generator seed, an integer in [0, 2^64)")
-                            ->type_name("UINT64")
+                        command
+                            .add_option("--seed", options->seed,
+                                        "Generator seed: an integer from 0 to 2^64-1, or -1 for a random one (printed)")
+                            ->type_name("SEED")
                             ->required();
                         command.add_option("--shape", options->shape, "Comma-separated dimensions, e.g. 1,4,64,64")
                             ->type_name("D0,D1,...")

@@ -20,6 +20,8 @@
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
 #include "pipeline/diffusion_backend.h"
+#include "pipeline/generation_params.h"
+#include "pipeline/progress.h"
 #include "tuning/cpu_attention_tuner.h"
 #include "tuning/cpu_device.h"
 
@@ -49,10 +51,10 @@ std::vector<graph::Function> compiled_networks(const DiffusersCheckpoint& checkp
   const auto [sample_height, sample_width] =
       unet.sample_size.value_or(std::pair{ModelInfo{}.sample_height, ModelInfo{}.sample_width});
   const std::int64_t w = width ? width : sample_width * scale, h = height ? height : sample_height * scale;
-  if (w <= 0 || h <= 0 || w % scale != 0 || h % scale != 0) {
-    throw Error("tune", "size " + std::to_string(w) + "x" + std::to_string(h) + " must be positive multiples of " +
-                            std::to_string(scale) + " (fix --width/--height)");
-  }
+  ModelInfo info;
+  info.vae_scale_factor = scale;
+  info.latent_size_multiple = std::int64_t{1} << (unet.block_count() - 1);
+  check_image_size("tune", w, h, info);
   std::cerr << "websd tune: " << checkpoint.dir() << " at " << w << "x" << h << "\n";
   const std::int64_t tokens = clip.max_position_embeddings;
   std::vector<graph::Function> networks;
@@ -82,10 +84,7 @@ void run_tune(const TuneOptions& options) {
   }
   if (options.runs < 1) throw Error("tune", "--runs must be at least 1, got " + std::to_string(options.runs));
   // Fail before the timing, not after it: records go to an existing folder and a well-formed file.
-  const std::filesystem::path db_folder = std::filesystem::path(options.db).parent_path();
-  if (!db_folder.empty() && !std::filesystem::is_directory(db_folder)) {
-    throw Error("tune", "--db " + options.db + ": folder " + db_folder.string() + " does not exist (create it first)");
-  }
+  check_outputs("tune", {{"--db", options.db}}, model_inputs(options.model));
   if (std::filesystem::exists(options.db)) tuning::TuningDb::read_file(options.db);
   if (options.model.model.empty()) {
     std::cerr << "websd tune: no --model given: using the built-in DEMO model (tiny, random weights)\n";
@@ -104,10 +103,12 @@ void run_tune(const TuneOptions& options) {
   std::vector<tuning::AttentionTuneResult> results;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     std::cerr << "[" << i + 1 << "/" << workloads.size() << "] " << workloads[i].key() << std::flush;
+    progress_line_open(std::cerr);  // an error while tuning starts on its own line
     results.push_back(tuning::tune_cpu_attention(workloads[i], tune_options));
     tuning::tuning_db_append(options.db,
                              tuning::attention_tuning_record(results.back(), device, std::string(kVersion)));
     std::cerr << ": block_rows " << results.back().best.params.at(tuning::kBlockRowsParam) << "\n";
+    progress_line_closed(std::cerr);
   }
   print_table(results);
   std::cout << "appended " << results.size() << " records to " << options.db << std::endl;
@@ -121,8 +122,10 @@ const bool registered = register_command(
                          "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--target", options->target, "target to tune (cpu)")->required();
        command.add_option("--db", options->db, "tuning database to append to (JSON lines)")->capture_default_str();
-       command.add_option("--width", options->width, "image width in pixels (default: the model's)");
-       command.add_option("--height", options->height, "image height in pixels (default: the model's)");
+       command.add_option("--width", options->width, "image width in pixels (default: the model's)")
+           ->check(CLI::PositiveNumber);
+       command.add_option("--height", options->height, "image height in pixels (default: the model's)")
+           ->check(CLI::PositiveNumber);
        command.add_option("--runs", options->runs, "timed runs per candidate; the median counts")
            ->capture_default_str();
        command.callback([options] { run_tune(*options); });

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "io/json_file.h"
 
 namespace websd::schedulers {
 namespace {
@@ -11,13 +12,7 @@ namespace {
 // A value short enough for a one-line message; arrays (trained_betas) are summarised.
 std::string describe(const nlohmann::json& value) {
   if (value.is_array()) return "an array of " + std::to_string(value.size()) + " values";
-  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
-    const double number = value.get<double>();
-    return std::isnan(number) ? "NaN" : (number > 0 ? "Infinity" : "-Infinity");
-  }
-  std::string text = value.dump();
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
+  return json_preview(value);
 }
 
 // diffusers' extract_init_dict drops the keys that "_use_default_values" lists: register_to_config

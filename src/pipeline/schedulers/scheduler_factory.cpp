@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "io/json_file.h"
 #include "pipeline/schedulers/ddim_scheduler.h"
 #include "pipeline/schedulers/ddpm_scheduler.h"
@@ -124,8 +125,8 @@ std::unique_ptr<Scheduler> create_scheduler(const nlohmann::json& config, const 
   for (const auto& entry : classes()) {
     if (entry.class_name == class_name) return entry.make(resolved, origin);
   }
-  throw Error("scheduler", origin + ": scheduler class \"" + class_name +
-                               "\" is not implemented (implemented: " + join_names(scheduler_class_names()) +
+  throw Error("scheduler", origin + ": scheduler class " + message_quote(class_name, 120) +
+                               " is not implemented (implemented: " + join_names(scheduler_class_names()) +
                                "; or pass a scheduler name: " + join_names(scheduler_names()) + ")");
 }
 

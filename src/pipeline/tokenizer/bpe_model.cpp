@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "pipeline/tokenizer/clip_byte_unicode.h"
 
 namespace websd {
@@ -74,9 +75,9 @@ BpeModel::BpeModel(const BpeVocab& vocab, const std::vector<BpeMerge>& merges, T
     const TokenId merged_id = vocab_id(vocab, left + right);
     if (left_id < 0 || right_id < 0 || merged_id < 0) {
       const std::string& missing = left_id < 0 ? left : right_id < 0 ? right : left + right;
-      throw Error("tokenizer", merges_origin + ": merge " + std::to_string(rank + 1) + " '" + left + " " + right +
-                                   "' uses '" + missing +
-                                   "', which is not in the vocabulary (the vocab and merges do not belong together)");
+      throw Error("tokenizer", merges_origin + ": merge " + std::to_string(rank + 1) + " " +
+                                   message_quote(left + " " + right, 80) + " uses " + message_quote(missing, 80) +
+                                   ", which is not in the vocabulary (the vocab and merges do not belong together)");
     }
     merges_[pair_key(left_id, right_id)] = MergeRule{static_cast<std::uint32_t>(rank), merged_id};
   }

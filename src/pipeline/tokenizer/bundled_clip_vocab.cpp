@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "pipeline/tokenizer/clip_byte_unicode.h"
 #include "pipeline/tokenizer/hf_tokenizer_files.h"
 
@@ -70,8 +71,8 @@ const BundledVocab& bundled_vocab() {
 
 void check_pad_token(const BundledVocab& vocab, const std::string& pad_token) {
   if (vocab.spec.vocab.count(pad_token) == 0) {
-    throw Error("tokenizer", std::string(kBundledClipVocabOrigin) + ": pad token '" + pad_token +
-                                 "' is not in the vocabulary (SD 1.x pads with '<|endoftext|>', SD 2.x with '!')");
+    throw Error("tokenizer", std::string(kBundledClipVocabOrigin) + ": pad token " + message_quote(pad_token, 80) +
+                                 " is not in the vocabulary (SD 1.x pads with '<|endoftext|>', SD 2.x with '!')");
   }
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "pipeline/tokenizer/clip_normalizer.h"
 #include "pipeline/tokenizer/clip_pre_tokenizer.h"
 #include "pipeline/tokenizer/utf8_text.h"
@@ -16,8 +17,9 @@ TokenId resolve_special(const ClipTokenizerSpec& spec, const SpecialTokenSetting
   }
   const auto found = spec.vocab.find(setting.content);
   if (found != spec.vocab.end()) return found->second;
-  throw Error("tokenizer", setting.origin + ": " + role + " '" + setting.content + "' is not in the vocabulary of " +
-                               spec.origin + " (use a token of that vocabulary, e.g. <|endoftext|>)");
+  throw Error("tokenizer", setting.origin + ": " + role + " " + message_quote(setting.content, 80) +
+                               " is not in the vocabulary of " + spec.origin +
+                               " (use a token of that vocabulary, e.g. <|endoftext|>)");
 }
 
 int checked_max_length(const ClipTokenizerSpec& spec) {

@@ -3,14 +3,13 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/message_text.h"
+#include "io/json_file.h"
 
 namespace websd {
 namespace {
 
-std::string shown(const nlohmann::json& value) {
-  std::string text = value.dump();
-  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-}
+std::string shown(const nlohmann::json& value) { return json_preview(value, 60); }
 
 bool flag(const nlohmann::json& entry, const char* key, bool fallback, const std::string& where) {
   const auto found = entry.find(key);
@@ -33,8 +32,8 @@ AddedToken parse_added_token(const nlohmann::json& entry, TokenId id, const std:
   token.special = flag(entry, "special", false, where);
   token.normalized = flag(entry, "normalized", !token.special, where);
   if (flag(entry, "single_word", false, where)) {
-    throw Error("tokenizer", where + ": added token '" + token.content +
-                                 "' has single_word=true, which websd does not support (set it to false)");
+    throw Error("tokenizer", where + ": added token " + message_quote(token.content, 80) +
+                                 " has single_word=true, which websd does not support (set it to false)");
   }
   return token;
 }
@@ -73,7 +72,7 @@ BpeVocab parse_vocab(const nlohmann::json& value, const std::string& where) {
   BpeVocab vocab;
   vocab.reserve(value.size());
   for (const auto& [token, id] : value.items()) {
-    vocab.emplace(token, parse_token_id(id, where + "[\"" + token + "\"]"));
+    vocab.emplace(token, parse_token_id(id, where + "[\"" + message_safe(token, 80) + "\"]"));
   }
   return vocab;
 }

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "io/json_file.h"
 #include "pipeline/tokenizer/hf_token_fields.h"
 
@@ -19,7 +20,7 @@ TokenId parse_id_key(const std::string& key, const std::string& where) {
   TokenId id = -1;
   const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
   if (error != std::errc() || end != key.data() + key.size() || id < 0) {
-    throw Error("tokenizer", where + ": key '" + key + "' is not a token id (fix the file)");
+    throw Error("tokenizer", where + ": key " + message_quote(key, 60) + " is not a token id (fix the file)");
   }
   return id;
 }
@@ -45,7 +46,8 @@ HfTokenizerConfig parse_tokenizer_config(const nlohmann::json& root, const std::
     const std::string where = path + ": added_tokens_decoder";
     if (!decoder->is_object()) throw Error("tokenizer", where + " is not an object (fix the file)");
     for (const auto& [key, entry] : decoder->items()) {
-      config.added_tokens.push_back(parse_added_token(entry, parse_id_key(key, where), where + "[\"" + key + "\"]"));
+      config.added_tokens.push_back(
+          parse_added_token(entry, parse_id_key(key, where), where + "[\"" + message_safe(key, 60) + "\"]"));
     }
   }
   return config;

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "io/json_file.h"
 #include "io/mapped_file.h"
 #include "pipeline/tokenizer/hf_token_fields.h"
@@ -12,10 +13,6 @@ namespace websd {
 namespace {
 
 constexpr std::string_view kEndOfWordSuffix = "</w>";
-
-std::string shown(std::string_view text) {
-  return text.size() > 60 ? std::string(text.substr(0, 57)) + "..." : std::string(text);
-}
 
 // "left right" with exactly one space; nullopt otherwise.
 std::optional<BpeMerge> split_merge(std::string_view line) {
@@ -41,7 +38,7 @@ std::vector<BpeMerge> parse_json_merges(const nlohmann::json& value, const std::
       merge = BpeMerge{entry[0].get<std::string>(), entry[1].get<std::string>()};
     }
     if (!merge) {
-      throw Error("tokenizer", where + "[" + std::to_string(i) + "] is " + shown(entry.dump()) +
+      throw Error("tokenizer", where + "[" + std::to_string(i) + "] is " + json_preview(entry, 60) +
                                    ", not \"left right\" or [\"left\", \"right\"] (fix the file)");
     }
     merges.push_back(std::move(*merge));
@@ -69,13 +66,14 @@ void check_clip_bpe_model(const nlohmann::json& model, const std::string& path) 
     return found != model.end() && found->is_string() ? found->get<std::string>() : std::string();
   };
   if (model.contains("type") && text("type") != "BPE") {
-    throw Error("tokenizer",
-                path + ": model.type is '" + text("type") + "', not 'BPE' (websd reads CLIP BPE tokenizers)");
+    throw Error("tokenizer", path + ": model.type is " + message_quote(text("type"), 60) +
+                                 ", not 'BPE' (websd reads CLIP BPE tokenizers)");
   }
   if (text("end_of_word_suffix") != kEndOfWordSuffix || !text("continuing_subword_prefix").empty()) {
-    throw Error("tokenizer", path + ": model.end_of_word_suffix is '" + text("end_of_word_suffix") +
-                                 "' and continuing_subword_prefix '" + text("continuing_subword_prefix") +
-                                 "'; a CLIP tokenizer has '</w>' and '' (is this a CLIP tokenizer?)");
+    throw Error("tokenizer", path + ": model.end_of_word_suffix is " + message_quote(text("end_of_word_suffix"), 60) +
+                                 " and continuing_subword_prefix " +
+                                 message_quote(text("continuing_subword_prefix"), 60) +
+                                 "; a CLIP tokenizer has '</w>' and '' (is this a CLIP tokenizer?)");
   }
 }
 
@@ -119,8 +117,8 @@ std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string&
     if (line.empty()) continue;
     std::optional<BpeMerge> merge = split_merge(line);
     if (!merge) {
-      throw Error("tokenizer", origin + ": line " + std::to_string(line_number) + " is '" + shown(line) +
-                                   "', not two symbols separated by one space (is this a BPE merges.txt?)");
+      throw Error("tokenizer", origin + ": line " + std::to_string(line_number) + " is " + message_quote(line, 60) +
+                                   ", not two symbols separated by one space (is this a BPE merges.txt?)");
     }
     merges.push_back(std::move(*merge));
   }

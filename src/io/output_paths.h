@@ -1,0 +1,36 @@
+// The rule for every file or folder a websd command writes, checked before any work so that a bad
+// output path fails at once and never after minutes of computing, and an output never destroys
+// something else:
+//   - the path is not empty and its folder exists and is writable;
+//   - if it exists, it is a regular file (a folder for folder outputs): a device (/dev/null,
+//     /dev/full), FIFO or socket is refused, since writing through a temporary file and renaming
+//     would replace it;
+//   - a symbolic link is refused (websd does not write through links: the rename would replace the
+//     link, and following it would write where the user did not name);
+//   - it is none of the command's inputs, does not lie inside an input folder (a model, an
+//     artifact), and no two outputs are the same path (links and relative paths resolved).
+// Pure checks of the file system; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace websd {
+
+struct OutputPath {
+  std::string option;  // "--out"
+  std::string path;
+  bool folder = false;  // a folder the command creates (build --out, make-model --out)
+};
+
+struct InputPath {
+  std::string option;  // "--model"
+  std::string path;    // a file or a folder; empty: not given
+};
+
+// Throws websd::Error(component, ...) naming the option, the path and the fix for the first output
+// that breaks the rule.
+void check_outputs(const std::string& component, const std::vector<OutputPath>& outputs,
+                   const std::vector<InputPath>& inputs);
+
+}  // namespace websd
