@@ -3,9 +3,11 @@
 # Exits non-zero if any target crashed, leaked, hung or ran out of memory, printing the reproducer.
 #   scripts/fuzz.sh [target...]        (default: every target)
 #   WEBSD_FUZZ_SECONDS=600 scripts/fuzz.sh tokenizer_fuzz
-# New corpus entries go to build-fuzz/corpus/<target>/ (fuzz/corpus/ holds only the seeds); a
-# reproducer lands in build-fuzz/crashes/<target>/. See fuzz/README.md for turning one into a
-# regression test.
+#   WEBSD_FUZZ_JOBS=2 runs two targets at a time.
+# New corpus entries go to build-fuzz/corpus/<target>/ and, minimized, to fuzz/learned/<target>/
+# (kept in the repository: later runs start from it, CI replays it); fuzz/corpus/ holds only the
+# seeds. A reproducer lands in build-fuzz/crashes/<target>/. See fuzz/README.md for turning one
+# into a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,19 +55,18 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DWEBSD_BUILD_FUZZERS=ON -DWEBSD_BUI
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target "${TARGETS[@]}"
 
-failed=()
-for target in "${TARGETS[@]}"; do
-  corpus="$BUILD/corpus/$target"
-  crashes="$BUILD/crashes/$target"
-  log="$BUILD/logs/$target.log"
-  mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
-  echo "== $target: ${SECONDS_PER_TARGET}s (log: $log)"
-  status=0
+# One target: fuzz from the seeds and the learned corpus, then (-merge) keep in fuzz/learned/<target>
+# the smallest set of inputs that covers what every input seen covered, so the next run (and CI's
+# replay in tests/fuzz_regressions) starts from it. Prints the result; returns non-zero on a finding.
+fuzz_one() {
+  local target=$1
+  local corpus="$BUILD/corpus/$target" crashes="$BUILD/crashes/$target" log="$BUILD/logs/$target.log"
+  local learned="fuzz/learned/$target"
+  mkdir -p "$corpus" "$crashes" "$learned" "$(dirname "$log")"
+  local status=0
   "$BUILD/fuzz/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout="$TIMEOUT" \
-    -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "fuzz/corpus/$target" >"$log" 2>&1 || status=$?
-  # The last status line carries coverage (cov: edges, ft: features) and corpus size.
-  grep -E '^#[0-9]+' "$log" | tail -n 1 || true
-  grep -E 'stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$log" || true
+    -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$learned" "fuzz/corpus/$target" >"$log" 2>&1 || status=$?
+  local reproducer
   reproducer=$(ls -t "$crashes" 2>/dev/null | head -n 1)
   # A timeout on a starved machine (nice, other jobs) is rechecked once before it counts.
   if ((status != 0)) && [[ $reproducer == timeout-* ]] &&
@@ -74,11 +75,36 @@ for target in "${TARGETS[@]}"; do
     rm -f "$crashes/$reproducer"
     status=0
   fi
-  if ((status != 0)); then
-    grep -E 'ERROR: |SUMMARY: |^==[0-9]+==|runtime error|uncaught|fuzz invariant' "$log" | head -n 5 || true
-    echo "FAILED $target (exit $status): reproducer ${reproducer:+$crashes/$reproducer}" >&2
-    failed+=("$target")
-  fi
+  local merged="$BUILD/merged/$target"
+  rm -rf "$merged" && mkdir -p "$merged"
+  "$BUILD/fuzz/$target" -merge=1 -rss_limit_mb=2048 -timeout="$TIMEOUT" "$merged" "$learned" "$corpus" \
+    >>"$log.merge" 2>&1 && rm -rf "$learned" && mv "$merged" "$learned"
+  {
+    echo "== $target: ${SECONDS_PER_TARGET}s (log: $log)"
+    # The last status line carries coverage (cov: edges, ft: features) and corpus size.
+    grep -E '^#[0-9]+' "$log" | tail -n 1 || true
+    grep -E 'stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$log" || true
+    echo "learned corpus: $(ls "$learned" | wc -l) inputs, $(du -sh "$learned" | cut -f1) in $learned"
+    if ((status != 0)); then
+      grep -E 'ERROR: |SUMMARY: |^==[0-9]+==|runtime error|uncaught|fuzz invariant' "$log" | head -n 5 || true
+      echo "FAILED $target (exit $status): reproducer ${reproducer:+$crashes/$reproducer}"
+    fi
+  } >"$BUILD/logs/$target.summary"
+  return $status
+}
+
+# WEBSD_FUZZ_JOBS targets at a time (default 1; 2 on a 2-core machine keeps both cores busy).
+JOBS=${WEBSD_FUZZ_JOBS:-1}
+failed=()
+declare -A pids=()
+for target in "${TARGETS[@]}"; do
+  while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+  fuzz_one "$target" &
+  pids[$target]=$!
+done
+for target in "${TARGETS[@]}"; do
+  wait "${pids[$target]}" || failed+=("$target")
+  cat "$BUILD/logs/$target.summary"
 done
 
 if ((${#failed[@]})); then

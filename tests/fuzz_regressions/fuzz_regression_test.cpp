@@ -1,4 +1,5 @@
-// Every seed under fuzz/corpus/<target>/ and every reproducer under fuzz/regressions/<target>/ is
+// Every seed under fuzz/corpus/<target>/, every input the fuzzers learned (fuzz/learned/<target>/) and
+// every reproducer under fuzz/regressions/<target>/ is
 // fed to the entry function of its fuzz target (fuzz/fuzz_entries.h), exactly as the fuzzer would.
 // Each must either succeed or throw websd::Error; a broken invariant (FuzzInvariantError), any
 // other exception or a crash fails. Seeds are valid inputs, so they must also be accepted, which
@@ -69,7 +70,7 @@ Outcome replay(Entry entry, const fs::path& path) {
 }
 
 TEST(FuzzRegressionTest, EveryCorpusAndRegressionFolderNamesAFuzzTarget) {
-  for (const char* kind : {"corpus", "regressions"}) {
+  for (const char* kind : {"corpus", "learned", "regressions"}) {
     if (!fs::is_directory(fuzz_dir() / kind)) continue;
     for (const auto& item : fs::directory_iterator(fuzz_dir() / kind)) {
       if (!item.is_directory()) continue;
@@ -98,6 +99,16 @@ TEST(FuzzRegressionTest, EveryRegressionInputIsRejectedOrAcceptedWithoutABug) {
   for (const auto& [target, entry] : fuzz_targets()) {
     for (const fs::path& reproducer : files_in(fuzz_dir() / "regressions" / target)) {
       EXPECT_NE(replay(entry, reproducer), Outcome::kBug) << target;
+    }
+  }
+}
+
+// The corpus the fuzzers learned (scripts/fuzz.sh keeps it minimized in fuzz/learned/<target>/):
+// mostly inputs that a check rejects, which must stay clean rejections.
+TEST(FuzzRegressionTest, EveryLearnedInputIsRejectedOrAcceptedWithoutABug) {
+  for (const auto& [target, entry] : fuzz_targets()) {
+    for (const fs::path& input : files_in(fuzz_dir() / "learned" / target)) {
+      EXPECT_NE(replay(entry, input), Outcome::kBug) << target;
     }
   }
 }
