@@ -37,7 +37,8 @@ struct ConvPlan {
   bool as_gemm = false;
   dnnl::primitive primitive;
   memory::desc src, weights, dst;
-  std::string weight_layout;  // conv_weight_layout(): computed once, checked on every call
+  std::size_t scratchpad_bytes = 0;  // oneDNN's own temporary memory for the primitive
+  std::string weight_layout;         // conv_weight_layout(): computed once, checked on every call
 };
 
 // oneDNN describes tensors in NCHW order whatever their memory layout.
@@ -78,7 +79,13 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
   const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
-  return ConvPlan{true, dnnl::matmul(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+  return ConvPlan{true,
+                  dnnl::matmul(desc),
+                  desc.src_desc(),
+                  desc.weights_desc(),
+                  desc.dst_desc(),
+                  desc.scratchpad_desc().get_size(),
+                  {}};
 }
 
 ConvPlan direct_plan(const ConvGeometry& g) {
@@ -94,7 +101,13 @@ ConvPlan direct_plan(const ConvGeometry& g) {
                                            {g.padding, g.padding});
   const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
-  return ConvPlan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+  return ConvPlan{false,
+                  dnnl::convolution_forward(desc),
+                  desc.src_desc(),
+                  desc.weights_desc(),
+                  desc.dst_desc(),
+                  desc.scratchpad_desc().get_size(),
+                  {}};
 }
 
 // 3x3 stride-1 "same" convolutions over at least 16x16 output pixels run through oneDNN's Winograd
@@ -122,7 +135,13 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
     const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd,
                                              src, weights, bias, dst, {1, 1}, {1, 1}, {1, 1});
     const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), runtime().engine);
-    return ConvPlan{false, dnnl::convolution_forward(desc), desc.src_desc(), desc.weights_desc(), desc.dst_desc(), {}};
+    return ConvPlan{false,
+                    dnnl::convolution_forward(desc),
+                    desc.src_desc(),
+                    desc.weights_desc(),
+                    desc.dst_desc(),
+                    desc.scratchpad_desc().get_size(),
+                    {}};
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
@@ -268,6 +287,26 @@ std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* o
     pack_weight_into(geometry, plan, oihw, packed.data());
     return packed;
   });
+}
+
+std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) {
+  // Each buffer of the thread's scratch grows to the largest any call wants, so the sum of maxima.
+  std::size_t rows = 0, src = 0, dst = 0, scratchpad = 0;
+  for (const ConvGeometry& g : geometries) {
+    with_onednn_errors(g, [&] {
+      const ConvPlan& plan = plan_for(g);
+      scratchpad = std::max(scratchpad, plan.scratchpad_bytes);
+      const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
+      if (plan.as_gemm) {
+        if (!pointwise) rows = std::max(rows, plan.src.get_size());
+        return;
+      }
+      const Tag tag = activation_tag(g.layout);
+      if (memory::desc(logical_dims(g.x, g.layout), kF32, tag) != plan.src) src = std::max(src, plan.src.get_size());
+      if (memory::desc(logical_dims(g.y, g.layout), kF32, tag) != plan.dst) dst = std::max(dst, plan.dst.get_size());
+    });
+  }
+  return static_cast<std::uint64_t>(rows) + src + dst + scratchpad;
 }
 
 void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w_packed, const float* bias, float* y) {

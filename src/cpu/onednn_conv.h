@@ -38,6 +38,12 @@ std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* o
 // (1.7 GiB after a 512x512 VAE decode). Must not run concurrently with a convolution.
 void conv_release_caches();
 
+// Bytes outside the arena that running every convolution of `geometries` in turn on one thread
+// holds at its peak: input and output copies in the layout the primitive wants, im2col rows and
+// oneDNN's scratchpad (a 2048x2048 VAE decode's reorders alone are ~4 GiB). For the memory check that
+// runs before a network allocates anything.
+std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries);
+
 // `w` is in conv_weight_layout(geometry) when `w_packed`, else plain OIHW; bias [O] or nullptr.
 void onednn_conv2d(const ConvGeometry& geometry, const float* x, const float* w, bool w_packed, const float* bias,
                    float* y);

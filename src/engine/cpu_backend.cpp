@@ -12,8 +12,10 @@
 #include "core/error.h"
 #include "cpu/arena_executor.h"
 #include "cpu/cpu_executor.h"
+#include "cpu/cpu_kernels.h"
 #include "cpu/onednn_conv.h"
 #include "engine/component_weights.h"
+#include "graph/op_registry.h"
 #include "import/diffusers_checkpoint.h"
 #include "io/system_memory.h"
 #include "models/graphs/sd_graphs.h"
@@ -27,9 +29,10 @@ namespace {
 using Key = std::vector<std::int64_t>;
 
 // Refuses, before anything is allocated, a network whose planned intermediates (plus its float32
-// weights when they are not loaded yet, plus a margin for kernel workspace) exceed the memory the
-// machine has available: an absurd image size fails with the figure instead of running into the
-// kernel's OOM killer or std::bad_alloc minutes later.
+// weights when they are not loaded yet, the convolutions' workspace outside the arena and a margin
+// for other kernels' buffers) exceed the memory the machine has available: an absurd image size
+// fails with the figure instead of running into the kernel's OOM killer or std::bad_alloc minutes
+// later.
 void require_memory(const graph::Function& function, const passes::MemoryPlan& plan, bool weights_to_load) {
   constexpr std::uint64_t kWorkspaceMargin = 512ull << 20;
   std::uint64_t weight_bytes = 0;
@@ -38,8 +41,16 @@ void require_memory(const graph::Function& function, const passes::MemoryPlan& p
       weight_bytes += static_cast<std::uint64_t>(shape_numel(function.value(id).type.shape)) * sizeof(float);
     }
   }
+  std::vector<cpu::ConvGeometry> convolutions;
+  for (const auto& node : function.nodes()) {
+    if (node.op->name != "conv2d_nhwc") continue;
+    std::vector<const graph::TensorType*> types;
+    for (const auto input : node.inputs) types.push_back(&function.value(input).type);
+    convolutions.push_back(cpu::conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type));
+  }
+  const std::uint64_t workspace = cpu::conv_workspace_bytes(convolutions) + kWorkspaceMargin;
   const auto intermediates = static_cast<std::uint64_t>(plan.arena_bytes);
-  const std::uint64_t needed = intermediates + weight_bytes + kWorkspaceMargin;
+  const std::uint64_t needed = intermediates + weight_bytes + workspace;
   const std::optional<std::uint64_t> available = available_memory_bytes();
   if (!available || needed <= *available) return;
   std::string inputs;
@@ -48,8 +59,8 @@ void require_memory(const graph::Function& function, const passes::MemoryPlan& p
   }
   throw Error("engine", function.symbol() + " for inputs " + inputs + " needs about " + gibibytes_text(needed) +
                             " (intermediates " + gibibytes_text(intermediates) + ", weights " +
-                            gibibytes_text(weight_bytes) + ", workspace); this machine has " +
-                            gibibytes_text(*available) + " available (choose a smaller size)");
+                            gibibytes_text(weight_bytes) + ", workspace " + gibibytes_text(workspace) +
+                            "); this machine has " + gibibytes_text(*available) + " available (choose a smaller size)");
 }
 
 // One network's executors, by input shape, all bound to the same component weights. Each runs its

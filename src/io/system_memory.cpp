@@ -1,5 +1,8 @@
 #include "io/system_memory.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -31,10 +34,22 @@ std::optional<std::uint64_t> mem_available() {
   return std::nullopt;
 }
 
+// Address space left under `ulimit -v` (RLIMIT_AS), if one is set.
+std::optional<std::uint64_t> address_space_left() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  const std::uint64_t used = pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> available_memory_bytes() {
   std::optional<std::uint64_t> available = mem_available();
+  if (const auto room = address_space_left()) available = available ? std::min(*available, *room) : *room;
   const auto limit = read_number("/sys/fs/cgroup/memory.max");
   const auto used = read_number("/sys/fs/cgroup/memory.current");
   if (limit && used) {

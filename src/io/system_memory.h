@@ -1,6 +1,6 @@
 // How much memory this process may still take: the kernel's MemAvailable, bounded by the cgroup
-// (container) limit when one is set. Used to refuse, before any work, a request that cannot fit.
-// Thread-safe (reads /proc and /sys).
+// (container) limit and by the address space left under `ulimit -v` when they are set. Used to refuse, before any work,
+// a request that cannot fit. Thread-safe (reads /proc and /sys).
 #pragma once
 
 #include <cstdint>

@@ -63,10 +63,6 @@ std::string output_path(const std::string& out, int index, int count) {
 
 // Every file the run writes, checked together before the model loads (io/output_paths.h).
 void check_output_paths(const GenerateOptions& options) {
-  const std::string extension = fs::path(options.out).extension().string();
-  if (!options.out.empty() && extension != ".png" && extension != ".PNG") {
-    throw Error("generate", "--out " + options.out + ": websd writes PNG images; name the file *.png");
-  }
   std::vector<OutputPath> outputs;
   for (int i = 0; i < std::max(1, options.params.batch_count); ++i) {
     outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count)});
@@ -80,6 +76,11 @@ void check_output_paths(const GenerateOptions& options) {
                                {"--scheduler-config", options.scheduler_config},
                                {"--tuning-db", options.tuning_db}});
   check_outputs("generate", outputs, inputs);
+  // After the rules every output shares, so a device or an input at --out is named as such.
+  const std::string extension = fs::path(options.out).extension().string();
+  if (!options.out.empty() && extension != ".png" && extension != ".PNG") {
+    throw Error("generate", "--out " + options.out + ": websd writes PNG images; name the file *.png");
+  }
 }
 
 HostTensor read_init_latents(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app/command_registry.h"
 #include "core/error.h"
@@ -14,18 +15,23 @@
 #include "io/output_paths.h"
 #include "models/model_presets.h"
 #include "models/random_checkpoint.h"
+#include "pipeline/random/seed.h"
 
 namespace websd::app {
 namespace {
 
 struct MakeModelOptions {
   RandomCheckpointOptions checkpoint;
+  std::string seed = "0";
   std::string format = "diffusers";
   bool no_metadata = false;
 };
 
-void run_make_model(const MakeModelOptions& options) {
+void run_make_model(MakeModelOptions options) {
   const auto progress = [](const std::string& line) { std::cerr << "make-model: " << line << std::endl; };
+  const std::optional<std::uint64_t> seed = parse_seed(options.seed, "--seed", "make-model");
+  options.checkpoint.seed = seed ? *seed : random_seed();
+  if (!seed) progress("random seed " + std::to_string(options.checkpoint.seed));
   check_outputs("make-model", {{"--out", options.checkpoint.out_dir, options.format == "diffusers"}},
                 {{"--tokenizer", options.checkpoint.tokenizer_dir}});
   if (options.format == "diffusers") {
@@ -70,8 +76,10 @@ const bool registered = register_command(
        command.add_option("--preset", checkpoint.preset, "Architecture: " + presets)->required();
        command.add_option("--out", checkpoint.out_dir, "Folder to create (single-file: the .safetensors file)")
            ->required();
-       command.add_option("--seed", checkpoint.seed, "Random seed; the same seed gives byte-identical files")
-           ->default_val(0);
+       command
+           .add_option("--seed", options->seed,
+                       "Seed from 0 to 2^64-1 (-1: a random one, printed); the same seed gives byte-identical files")
+           ->capture_default_str();
        command.add_option("--tokenizer", checkpoint.tokenizer_dir,
                           "Copy this Hugging Face tokenizer folder (default: a minimal byte-level vocabulary)");
        command

@@ -1,0 +1,93 @@
+// The output rule (io/output_paths.h), all-or-nothing files (io/staged_files.h) and the refusal of
+// atomic writes over special files, as library calls.
+#include "io/output_paths.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/atomic_file.h"
+#include "io/staged_files.h"
+#include "support/error_text.h"
+#include "support/fixtures.h"
+
+namespace websd {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_of(const std::vector<OutputPath>& outputs, const std::vector<InputPath>& inputs = {}) {
+  return test::error_of([&] { check_outputs("cmd", outputs, inputs); });
+}
+
+TEST(OutputPaths, RegularFilesNewFilesAndFoldersPass) {
+  const std::string dir = test::make_temp_dir("out-ok");
+  std::ofstream(dir + "/old.png") << "x";
+  EXPECT_EQ(error_of({{"--out", dir + "/old.png"}, {"--save", dir + "/new.bin"}, {"--dir", dir + "/art", true}}),
+            "(no error)");
+}
+
+TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
+  const std::string dir = test::make_temp_dir("out-bad");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  fs::create_symlink(dir + "/target", dir + "/link");
+  fs::create_directory(dir + "/folder");
+  std::ofstream(dir + "/file") << "x";
+  EXPECT_NE(error_of({{"--out", ""}}).find("[cmd] --out is empty"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", "/dev/null"}}).find("--out /dev/null: is a device"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/fifo"}}).find("is a FIFO"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/link"}}).find("is a symbolic link"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/folder"}}).find("is a folder, not a file"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/file", true}}).find("not a folder"), std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/none/x.png"}}).find("folder " + dir + "/none does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/" + std::string(240, 'a')}}).find("the file name is 240 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/file"}}, {{"--init", dir + "/file"}}).find("is the input --init"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of({{"--out", dir + "/folder/x"}}, {{"--model", dir + "/folder"}}).find("lies inside the input --model"),
+      std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir, true}}, {{"--model", dir + "/folder"}}).find("holds the input --model"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"--a", dir + "/x"}, {"--b", dir + "/../" + fs::path(dir).filename().string() + "/x"}})
+                .find("--a and --b both name"),
+            std::string::npos);
+}
+
+TEST(StagedFiles, NothingAppearsUntilCommitAndAFailureLeavesTheOldContent) {
+  const std::string dir = test::make_temp_dir("staged");
+  std::ofstream(dir + "/a.txt") << "old";
+  {
+    StagedFiles files("cmd");
+    std::ofstream(files.stage(dir + "/a.txt")) << "new a";
+    std::ofstream(files.stage(dir + "/b.txt")) << "new b";
+    EXPECT_FALSE(fs::exists(dir + "/b.txt"));
+    // Destroyed without commit: an error before the last output.
+  }
+  std::ifstream a(dir + "/a.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}), "old");
+  EXPECT_FALSE(fs::exists(dir + "/b.txt"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  StagedFiles files("cmd");
+  std::ofstream(files.stage(dir + "/b.txt")) << "b";
+  files.commit();
+  EXPECT_TRUE(fs::exists(dir + "/b.txt"));
+}
+
+TEST(AtomicWrite, RefusesToReplaceWhatIsNotARegularFile) {
+  const std::string dir = test::make_temp_dir("atomic-special");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  const auto write = [](const std::string& path) {
+    return test::error_of([&] { atomic_write_file(path, [](std::ostream& out) { out << "x"; }); });
+  };
+  EXPECT_NE(write(dir + "/fifo").find("is not a regular file"), std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(dir + "/fifo"));
+  EXPECT_NE(write("/dev/null").find("is not a regular file"), std::string::npos);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+}  // namespace
+}  // namespace websd
