@@ -13,9 +13,15 @@ namespace websd::cpu {
 namespace {
 
 std::string shapes_text(const runtime::LaunchList& list, const runtime::Launch& launch) {
+  // Appended piece by piece: `"literal" + std::string&&` trips GCC 12's false -Wrestrict (PR 105329).
   std::string text;
-  for (const auto id : launch.inputs) text += (text.empty() ? "" : " ") + shape_to_string(list.values[id].type.shape);
-  return text + " -> " + shape_to_string(list.values[launch.output].type.shape);
+  for (const auto id : launch.inputs) {
+    if (!text.empty()) text += ' ';
+    text += shape_to_string(list.values[id].type.shape);
+  }
+  text += " -> ";
+  text += shape_to_string(list.values[launch.output].type.shape);
+  return text;
 }
 
 }  // namespace
@@ -23,10 +29,25 @@ std::string shapes_text(const runtime::LaunchList& list, const runtime::Launch& 
 void ArenaExecutor::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
 
 ArenaExecutor::ArenaExecutor(runtime::LaunchList list, const KernelLibrary* library) : list_(std::move(list)) {
+  // The reader bounds-checks an arena value by its declared dtype, but this executor stores every
+  // float as f32 and every integer as i64: a value declared f16 or i32 near the arena's end would
+  // pass the reader and be written past the arena. Only the dtypes stored natively are accepted.
+  for (std::size_t v = 0; v < list_.values.size(); ++v) {
+    const DType dtype = list_.values[v].type.dtype;
+    if (dtype != DType::kF32 && dtype != DType::kI64) {
+      std::string message = list_.symbol + ": value " + std::to_string(v) + " is ";
+      message += dtype_lower_name(dtype);
+      message +=
+          "; the CPU runtime stores only f32 and i64 values (an edited artifact, or one built for another target?)";
+      throw Error("artifact", message);
+    }
+  }
   for (const auto& launch : list_.launches) {
     const std::string where = list_.symbol + ": launch of '" + launch.op + "'";
     if (!launch.kernel.empty()) {
-      if (library == nullptr) throw Error("artifact", where + " needs generated kernel '" + launch.kernel + "' but no kernel library is loaded");
+      if (library == nullptr)
+        throw Error("artifact",
+                    where + " needs generated kernel '" + launch.kernel + "' but no kernel library is loaded");
       const LibraryKernel& kernel = library->kernel(launch.kernel);
       launch_fns_.push_back([library, &kernel](const std::vector<const CpuTensor*>& in, CpuTensor& out) {
         library->run(kernel, in, out);
@@ -34,11 +55,11 @@ ArenaExecutor::ArenaExecutor(runtime::LaunchList list, const KernelLibrary* libr
       profile_keys_.push_back(launch.kernel + " " + shapes_text(list_, launch));
     } else {
       const CpuKernel* kernel = cpu_kernel_lookup(launch.op);
-      if (kernel == nullptr) throw Error("artifact", where + ": this runtime's CPU target has no such kernel (built by a newer websd?)");
+      if (kernel == nullptr)
+        throw Error("artifact", where + ": this runtime's CPU target has no such kernel (built by a newer websd?)");
       const graph::Attrs* attrs = &launch.attrs;
-      launch_fns_.push_back([kernel, attrs](const std::vector<const CpuTensor*>& in, CpuTensor& out) {
-        (*kernel)(in, *attrs, out);
-      });
+      launch_fns_.push_back(
+          [kernel, attrs](const std::vector<const CpuTensor*>& in, CpuTensor& out) { (*kernel)(in, *attrs, out); });
       profile_keys_.push_back(launch.op + " " + shapes_text(list_, launch));
     }
     std::vector<const Shape*> shapes;
@@ -96,10 +117,11 @@ std::vector<CpuTensor> ArenaExecutor::run(const std::vector<CpuTensor>& inputs) 
     }
   }
   if (!arena_ && list_.arena_bytes > 0) {
-    const auto bytes = static_cast<std::size_t>(
-        (list_.arena_bytes + runtime::kArenaAlignment - 1) / runtime::kArenaAlignment * runtime::kArenaAlignment);
+    const auto bytes = static_cast<std::size_t>((list_.arena_bytes + runtime::kArenaAlignment - 1) /
+                                                runtime::kArenaAlignment * runtime::kArenaAlignment);
     arena_.reset(static_cast<std::byte*>(std::aligned_alloc(runtime::kArenaAlignment, bytes)));
-    if (!arena_) throw Error("cpu", list_.symbol + ": cannot allocate its arena of " + std::to_string(bytes) + " bytes");
+    if (!arena_)
+      throw Error("cpu", list_.symbol + ": cannot allocate its arena of " + std::to_string(bytes) + " bytes");
   }
 
   // Every value as a view: of the caller's input, of a weight, or of the arena.

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "core/error.h"
-#include "support/error_text.h"
 #include "cpu/cpu_executor.h"
 #include "cpu_test_util.h"
 #include "graph/op_registry.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
+#include "support/error_text.h"
 #include "support/launch_test_function.h"
 
 namespace websd::cpu {
@@ -191,6 +191,24 @@ TEST(ArenaExecutor, ALaunchWithoutAKernelFailsAtConstruction) {
   const std::string no_kernel = error_of([&] { ArenaExecutor executor(unknown, nullptr); });
   EXPECT_NE(no_kernel.find("launch of 'warp_drive': this runtime's CPU target has no such kernel"), std::string::npos)
       << no_kernel;
+}
+
+// Regression: the reader checks an arena value's extent by its declared dtype, so a value declared
+// f16 (or i32) at the arena's end passed it, while this executor stores floats as f32 and would
+// have written twice the declared bytes, past the arena.
+TEST(ArenaExecutor, DtypesItDoesNotStoreNativelyAreRefusedAtLoad) {
+  const auto f = websd::test::launch_test_function();
+  for (const DType narrow : {DType::kF16, DType::kI32, DType::kBF16, DType::kU8}) {
+    runtime::LaunchList edited = lower(f.function);
+    auto arena_value = std::find_if(edited.values.begin(), edited.values.end(),
+                                    [](const auto& value) { return value.placement == runtime::Placement::kArena; });
+    ASSERT_NE(arena_value, edited.values.end());
+    arena_value->type.dtype = narrow;
+    const std::string error = error_of([&] { ArenaExecutor executor(edited, nullptr); });
+    EXPECT_NE(error.find("is " + dtype_lower_name(narrow) + "; the CPU runtime stores only f32 and i64 values"),
+              std::string::npos)
+        << error;
+  }
 }
 
 }  // namespace
