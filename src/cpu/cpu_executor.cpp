@@ -11,6 +11,7 @@
 #include "passes/channels_last.h"
 #include "passes/fuse_conv_residual.h"
 #include "passes/fuse_norm_activation.h"
+#include "passes/launch_lowering.h"
 #include "passes/lower_composites.h"
 #include "tuning/apply_tuning.h"
 #include "tuning/cpu_device.h"
@@ -49,7 +50,7 @@ CpuExecutor::CpuExecutor(const graph::Function& function, bool optimize, const t
   tunable_count_ = tuned.tunable_count;
   tuned_count_ = tuned.tuned_count;
   for (const auto& node : function_.nodes()) {
-    if (node.op->name != "reshape" && !cpu_supports(node.op->name)) {
+    if (!passes::lowers_to_view(node.op->name) && !cpu_supports(node.op->name)) {
       throw Error("cpu", function_.symbol() + ": the CPU target has no kernel for op '" + node.op->name + "'");
     }
   }

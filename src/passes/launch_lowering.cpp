@@ -14,6 +14,8 @@ std::int64_t index_in(const std::vector<graph::ValueId>& ids, graph::ValueId id)
 
 }  // namespace
 
+bool lowers_to_view(const std::string& op) { return op == "reshape"; }
+
 runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,
                                          std::vector<runtime::LaunchWeight> weights) {
   if (weights.size() != function.weights().size()) {
@@ -53,7 +55,7 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
   }
   list.outputs = function.outputs();
   for (const auto& node : function.nodes()) {
-    if (node.op->name == "reshape") continue;  // a view: its value shares its input's bytes
+    if (lowers_to_view(node.op->name)) continue;  // its value shares its input's bytes
     if (node.outputs.size() != 1) {
       throw Error("compiler", function.symbol() + ": op '" + node.op->name + "' has " +
                                   std::to_string(node.outputs.size()) + " outputs; launches write one");

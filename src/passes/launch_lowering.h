@@ -4,6 +4,7 @@
 // tensor that holds them. Pure.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "graph/function.h"
@@ -11,6 +12,9 @@
 #include "runtime/launch_list.h"
 
 namespace websd::passes {
+
+// Ops whose output is a view of their input (no launch, no kernel on any target): reshape.
+bool lowers_to_view(const std::string& op);
 
 // `weights` is parallel to function.weights(): the artifact tensor (and packing) of each.
 runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cpu_artifact_build.h"
+#include "compiler/cpu_target.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
@@ -175,9 +175,7 @@ std::size_t launch_count(const std::string& artifact, const std::string& symbol)
 // The build's pass names in order, as the IR dump files spell them.
 std::vector<std::string> build_pass_names() {
   std::vector<std::string> names;
-  for (const auto& pass : compiler::cpu_build_pipeline(
-           nullptr, [](const std::string&, const std::vector<passes::WeightRecipe>&) {},
-           [](std::size_t, std::size_t) {})) {
+  for (const auto& pass : compiler::cpu_target().pass_list({})) {
     names.push_back(pass.name);
   }
   return names;
@@ -242,7 +240,9 @@ struct BadBuild {
 
 TEST(BuildCommand, UsageErrorsAreOneLineAndWriteNothing) {
   const std::vector<BadBuild> cases = {
-      {"another target", {"--target", "cuda"}, {"--target cuda", "only the 'cpu' target"}},
+      {"unknown target",
+       {"--target", "cdua"},
+       {"--target 'cdua' is not a target this websd builds", "known targets: cpu ("}},
       {"unknown dtype", {"--dtype", "f8"}, {"--dtype f8", "use f32, f16 or bf16"}},
       {"width not a multiple", {"--width", "100"}, {"width 100 is not a positive multiple of 32"}},
       {"missing model folder",

@@ -9,7 +9,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "compiler/cpu_artifact_build.h"
+#include "compiler/build_artifact.h"
+#include "compiler/cpu_target.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
 
@@ -28,11 +29,11 @@ const std::string& tiny_artifact_dir(DType storage) {
   const std::filesystem::path root =
       std::filesystem::temp_directory_path() / ("websd-engine-tests-" + std::to_string(::getpid()));
   std::filesystem::create_directories(root);
-  compiler::CpuBuildOptions options;
+  compiler::BuildOptions options;
   options.checkpoint = std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(tiny_model_dir()));
   options.out = (root / ("tiny-" + std::string(dtype_name(storage)) + ".art")).string();
   options.storage = storage;
-  compiler::build_cpu_artifact(options);
+  compiler::build_artifact(options, compiler::cpu_target());
   return built.emplace(storage, options.out).first->second;
 }
 

@@ -1,6 +1,7 @@
-// `websd build --model DIR --target cpu --out ART [--dtype f32|f16|bf16] [--width W --height H]
+// `websd build --model DIR --target NAME --out ART [--dtype f32|f16|bf16] [--width W --height H]
 // [--tuning-db FILE] [--encrypt-key-file K] [--dump-ir DIR]`: compiles a checkpoint into a
-// deployable artifact (src/compiler/cpu_artifact_build.h, src/artifact/FORMAT.md) and prints what
+// deployable artifact for a target of the registry (src/compiler/build_artifact.h,
+// src/compiler/target_registry.h, src/artifact/FORMAT.md) and prints what
 // it holds: functions with their launches and memory plans, weights, kernels, tuning coverage.
 #include <chrono>
 #include <cstdio>
@@ -12,7 +13,8 @@
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "artifact/weight_index.h"
-#include "compiler/cpu_artifact_build.h"
+#include "compiler/build_artifact.h"
+#include "compiler/target_registry.h"
 #include "core/error.h"
 #include "tuning/tuning_db.h"
 
@@ -37,13 +39,19 @@ DType storage_dtype(const std::string& name) {
   return *dtype;
 }
 
+std::string target_help() {
+  std::string names;
+  for (const compiler::Target* target : compiler::registered_targets()) {
+    names += (names.empty() ? "" : ", ") + target->name();
+  }
+  return "target to build for: " + names;
+}
+
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 void run_build(const BuildCommandOptions& options) {
-  if (options.target != "cpu") {
-    throw Error("build", "--target " + options.target + ": this websd builds only the 'cpu' target");
-  }
-  compiler::CpuBuildOptions build;
+  const compiler::Target& target = compiler::find_target(options.target);
+  compiler::BuildOptions build;
   build.storage = storage_dtype(options.dtype);
   build.out = options.out;
   build.width = options.width;
@@ -66,7 +74,7 @@ void run_build(const BuildCommandOptions& options) {
   build.progress = [](const std::string& line) { std::cerr << "websd build: " << line << std::endl; };
 
   const auto start = std::chrono::steady_clock::now();
-  const compiler::CpuBuildReport report = compiler::build_cpu_artifact(build);
+  const compiler::BuildReport report = compiler::build_artifact(build, target);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   for (const auto& note : report.notes) std::cerr << "websd build: note: " << note << "\n";
@@ -90,7 +98,7 @@ const bool registered = register_command(
        auto options = std::make_shared<BuildCommandOptions>();
        add_model_options(command, options->model,
                          "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
-       command.add_option("--target", options->target, "target to build for (cpu)")->required();
+       command.add_option("--target", options->target, target_help())->required();
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")

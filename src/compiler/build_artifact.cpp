@@ -1,60 +1,36 @@
-#include "compiler/cpu_artifact_build.h"
+#include "compiler/build_artifact.h"
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
 #include "artifact/artifact_key.h"
 #include "artifact/artifact_writer.h"
 #include "artifact/function_signatures.h"
-#include "codegen/cpu_kernel_source.h"
-#include "codegen/shared_library_compiler.h"
 #include "core/error.h"
-#include "cpu/cpu_executor.h"
-#include "cpu/cpu_kernels.h"
 #include "engine/component_weights.h"
 #include "engine/cpu_backend.h"
 #include "graph/module_merge.h"
+#include "graph/op_registry.h"
 #include "import/checkpoint_tokenizer.h"
 #include "import/diffusers_checkpoint.h"
-#include "io/interrupt_cleanup.h"
 #include "io/json_file.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
 #include "models/tokenizer_folder.h"
-#include "passes/channels_last.h"
-#include "passes/fuse_conv_residual.h"
-#include "passes/fuse_elementwise.h"
-#include "passes/fuse_norm_activation.h"
 #include "passes/launch_lowering.h"
-#include "passes/merge_qkv.h"
 #include "passes/storage_dtype.h"
-#include "passes/verify.h"
 #include "pipeline/generation_params.h"
-#include "tuning/apply_tuning.h"
-#include "tuning/cpu_device.h"
 
 namespace websd::compiler {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
-
 struct Network {
   std::string component;  // checkpoint component whose weights it reads
   graph::Function function;
 };
-
-std::vector<std::byte> read_file_bytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("build", "cannot read " + path);
-  const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  const auto* begin = reinterpret_cast<const std::byte*>(text.data());
-  return {begin, begin + text.size()};
-}
 
 // FNV-1a of a packing layout: a short, stable tag for the artifact tensor holding that packing.
 std::string layout_tag(const std::string& layout) {
@@ -110,49 +86,23 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   return graph::merge_modules(sources, options);
 }
 
-void say(const CpuBuildOptions& options, const std::string& line) {
+// Every op the passes left must run on the target: named with its function when it does not.
+void require_supported(const graph::Function& function, const Target& target) {
+  for (const auto& node : function.nodes()) {
+    const std::string& op = node.op->name;
+    if (passes::lowers_to_view(op) || target.supports(op)) continue;
+    throw Error("build", "function '" + function.symbol() + "' needs op '" + op + "', which the '" + target.name() +
+                             "' target does not support");
+  }
+}
+
+void say(const BuildOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
 }  // namespace
 
-passes::Pipeline cpu_build_pipeline(
-    const tuning::TuningDb* tuning_db,
-    std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes,
-    std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning) {
-  passes::Pipeline pipeline = passes::default_pipeline([](const std::string& op) { return cpu::cpu_supports(op); });
-  pipeline.pop_back();  // its closing verify: ours comes after the CPU passes
-  pipeline.push_back(
-      {"channels_last", [](const graph::Function& f, passes::PassNotes&) { return passes::to_channels_last(f); }});
-  pipeline.push_back({"fuse_conv_residual",
-                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_conv_residual(f); }});
-  pipeline.push_back({"fuse_norm_activation",
-                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_norm_activation(f); }});
-  pipeline.push_back({"merge_qkv", [on_recipes](const graph::Function& f, passes::PassNotes& notes) {
-                        passes::MergeQkvResult merged = passes::merge_qkv(f);
-                        if (!merged.recipes.empty()) {
-                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
-                                          " weights");
-                        }
-                        on_recipes(f.symbol(), merged.recipes);
-                        return std::move(merged.function);
-                      }});
-  pipeline.push_back(
-      {"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_elementwise(f); }});
-  pipeline.push_back({"apply_tuning", [tuning_db, on_tuning](const graph::Function& f, passes::PassNotes&) {
-                        tuning::TunedFunction tuned =
-                            tuning::apply_tuning(f, tuning_db, "cpu", tuning::cpu_device_name());
-                        on_tuning(tuned.tuned_count, tuned.tunable_count);
-                        return std::move(tuned.function);
-                      }});
-  pipeline.push_back({"verify", [](const graph::Function& f, passes::PassNotes&) {
-                        passes::verify(f);
-                        return f;
-                      }});
-  return pipeline;
-}
-
-CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
+BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   if (!passes::storage_dtype_supported(options.storage)) {
     throw Error("build",
                 "--dtype " + dtype_lower_name(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
@@ -172,53 +122,40 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
   // The output and the key are checked before any compiling.
   artifact::ArtifactWriterOptions writer_options;
   if (options.key_file) writer_options.key = artifact::read_artifact_key(*options.key_file);
-  artifact::ArtifactWriter writer(options.out, "cpu", std::move(writer_options));
+  artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));
   std::map<std::string, std::string> component_of;
   const graph::Module module = build_module(clip, unet, vae, height / info.vae_scale_factor,
                                             width / info.vae_scale_factor, info.max_tokens, component_of);
 
-  CpuBuildReport report;
+  BuildReport report;
   std::map<std::string, std::map<std::string, passes::WeightRecipe>> recipes;  // by symbol, then weight name
-  std::string current_symbol;
-  const passes::Pipeline pipeline = cpu_build_pipeline(
-      options.tuning_db,
-      [&](const std::string& symbol, const std::vector<passes::WeightRecipe>& made) {
-        for (const auto& recipe : made) recipes[symbol][recipe.name] = recipe;
-      },
-      [&](std::size_t tuned, std::size_t tunable) {
-        report.tuned += tuned;
-        report.tunable += tunable;
-      });
+  PassListHooks hooks;
+  hooks.tuning_db = options.tuning_db;
+  hooks.on_recipes = [&](const std::string& symbol, const std::vector<passes::WeightRecipe>& made) {
+    for (const auto& recipe : made) recipes[symbol][recipe.name] = recipe;
+  };
+  hooks.on_tuning = [&](std::size_t tuned, std::size_t tunable) {
+    report.tuned += tuned;
+    report.tunable += tunable;
+  };
+  const passes::Pipeline pipeline = target.pass_list(hooks);
   std::vector<graph::Function> compiled;
   for (const graph::Function* function : module.functions()) {
     say(options, "compiling " + function->symbol() + " (" + std::to_string(function->nodes().size()) + " nodes)");
     passes::PipelineResult result = passes::run_pipeline(*function, pipeline, {options.dump_ir_dir});
     report.notes.insert(report.notes.end(), result.notes.begin(), result.notes.end());
+    require_supported(result.function, target);
     compiled.push_back(std::move(result.function));
   }
 
-  // Generated kernels for every function's fused groups, in one shared library.
+  // The target's generated kernels for every function, in the files it chooses.
   graph::Module compiled_module;
   for (const auto& function : compiled) compiled_module.add_function(function, module.origin(function.symbol()));
-  const std::vector<codegen::CpuKernelSpec> specs = codegen::cpu_kernel_specs(compiled_module);
-  if (!specs.empty()) {
-    say(options, "compiling " + std::to_string(specs.size()) + " generated kernels");
-    const fs::path scratch = fs::temp_directory_path() / ("websd-build-" + std::to_string(::getpid()));
-    const CleanupOnInterrupt cleanup(scratch.string());
-    fs::create_directories(scratch);
-    try {
-      const codegen::SharedLibraryBuild library =
-          codegen::compile_shared_library(codegen::cpu_kernel_source(specs), (scratch / "cpu_kernels.so").string());
-      report.kernel_compile_seconds = library.compile_seconds;
-      writer.add_file(kKernelLibraryPath, read_file_bytes(library.library_path));
-    } catch (...) {
-      fs::remove_all(scratch);
-      throw;
-    }
-    fs::remove_all(scratch);
-  }
+  const GeneratedKernels kernels = target.generate_kernels(compiled_module, options.progress);
+  report.kernel_compile_seconds = kernels.compile_seconds;
+  for (const auto& [path, bytes] : kernels.files) writer.add_file(path, bytes);
 
   // Weights: each artifact tensor written once, in the form the kernels read.
   std::map<std::string, std::unique_ptr<engine::ComponentWeights>> weights_by_component;
@@ -239,9 +176,9 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
     std::vector<runtime::LaunchWeight> placements;
     for (const auto id : function.weights()) {
       const graph::Value& value = function.value(id);
-      const std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
-      runtime::LaunchWeight placement{component + "/" + value.name, packing ? packing->layout : "", value.type};
-      if (packing) placement.name += "@" + layout_tag(packing->layout);
+      const std::optional<WeightLayout> packing = target.weight_layout(function, id);
+      runtime::LaunchWeight placement{component + "/" + value.name, packing ? packing->name : "", value.type};
+      if (packing) placement.name.append("@").append(layout_tag(packing->name));
       placements.push_back(placement);
       if (!written.insert(placement.name).second) continue;
       const auto& symbol_recipes = recipes[function.symbol()];
@@ -276,12 +213,12 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
                             {"unplanned_bytes", plan.unplanned_bytes}});
     signatures.push_back(signature_of(function, list.launches.size(), plan.arena_bytes));
   }
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const auto& spec : specs) kernels.push_back({{"name", spec.name}, {"library", kKernelLibraryPath}});
+  nlohmann::json kernel_section = nlohmann::json::array();
+  for (const auto& [name, file] : kernels.kernels) kernel_section.push_back({{"name", name}, {"library", file}});
   writer.set_section(std::string(artifact::kFunctionsSection), artifact::functions_section_to_json(signatures));
   writer.set_section("launch_lists", launch_lists);
   writer.set_section("memory_plans", memory_plans);
-  writer.set_section("kernels", kernels);
+  writer.set_section("kernels", kernel_section);
   writer.set_section("model", {{"name", info.name},
                                {"latent_channels", info.latent_channels},
                                {"vae_scale_factor", info.vae_scale_factor},
@@ -293,7 +230,7 @@ CpuBuildReport build_cpu_artifact(const CpuBuildOptions& options) {
                                {"width", width},
                                {"height", height},
                                {"storage_dtype", dtype_lower_name(options.storage)},
-                               {"device", tuning::cpu_device_name()}});
+                               {"device", target.device_name()}});
   // What the pipeline reads besides the networks: the tokenizer and the scheduler's config.
   const auto bytes_of = [](const std::string& text) {
     const auto* begin = reinterpret_cast<const std::byte*>(text.data());

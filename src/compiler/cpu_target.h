@@ -1,0 +1,25 @@
+// The CPU target: this machine's x86-64 CPU through the cpu/ kernels (oneDNN convolutions and GEMM,
+// fused norms and attention) and fused elementwise groups generated as C++ and compiled into
+// kernels/cpu_kernels.so. Its convolution weights are packed for the oneDNN kernels of the CPU
+// that builds, so a CPU artifact runs on CPUs with the same kernel layouts (recorded as the device).
+#pragma once
+
+#include "compiler/target.h"
+
+namespace websd::compiler {
+
+class CpuTarget : public Target {
+ public:
+  std::string name() const override;
+  std::string summary() const override;
+  bool supports(const std::string& op) const override;
+  passes::Pipeline pass_list(const PassListHooks& hooks) const override;
+  std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
+  GeneratedKernels generate_kernels(const graph::Module& compiled,
+                                    const std::function<void(const std::string&)>& progress) const override;
+  std::string device_name() const override;
+};
+
+const CpuTarget& cpu_target();
+
+}  // namespace websd::compiler

@@ -1,0 +1,67 @@
+// What the compiler needs of a target to build an artifact for it (build_artifact.h). A target
+// describes itself statically: the ops its runtime executes, its pass list, the form its weights
+// are stored in and the kernels it generates, so an artifact for a device can be built on a machine
+// without that device. Targets are found by name in the registry (target_registry.h); runtime
+// libraries never link this.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/function.h"
+#include "graph/module.h"
+#include "passes/pass_pipeline.h"
+#include "passes/weight_recipe.h"
+#include "tuning/tuning_db.h"
+
+namespace websd::compiler {
+
+// What the build driver hands a target's pass list, and hears back from it.
+struct PassListHooks {
+  const tuning::TuningDb* tuning_db = nullptr;  // records to apply, or none
+  // merge_qkv's weight recipes for one function: the driver materializes the merged weights.
+  std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes;
+  // Tuning coverage of one function: tunable kernels, and how many of them had a record.
+  std::function<void(std::size_t tuned, std::size_t tunable)> on_tuning;
+};
+
+// A weight stored in a target-specific layout, and the transform from row-major values to it.
+struct WeightLayout {
+  std::string name;
+  std::function<std::vector<float>(const std::vector<float>& row_major)> pack;
+};
+
+// The kernels a target generated for a compiled module: files for the artifact and the manifest's
+// `kernels` section entries.
+struct GeneratedKernels {
+  std::vector<std::pair<std::string, std::vector<std::byte>>> files;  // artifact path -> bytes
+  std::vector<std::pair<std::string, std::string>> kernels;           // kernel name -> file holding it
+  double compile_seconds = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  // The name `websd build --target` takes and the artifact's manifest records.
+  virtual std::string name() const = 0;
+  // One line for listings (`websd build --target` with an unknown name).
+  virtual std::string summary() const = 0;
+  // Whether this target's runtime executes `op` (views, passes::lowers_to_view, need no kernel).
+  virtual bool supports(const std::string& op) const = 0;
+  virtual passes::Pipeline pass_list(const PassListHooks& hooks) const = 0;
+  // The layout weight `id` of a compiled function is stored in; nullopt for plain row-major.
+  virtual std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const = 0;
+  // Generates (and, where the target needs it, compiles) the kernels of the compiled functions.
+  virtual GeneratedKernels generate_kernels(const graph::Module& compiled,
+                                            const std::function<void(const std::string&)>& progress) const = 0;
+  // The device the artifact's kernels and weight layouts were made for (recorded in the model section).
+  virtual std::string device_name() const = 0;
+};
+
+}  // namespace websd::compiler

@@ -1,0 +1,72 @@
+// The compiler's targets (compiler/target.h, target_registry.h): lookup by name, the listing an
+// unknown name gets, and the build-time check that every op left after a target's passes is one
+// the target supports, naming the op and the function, before anything is written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "compiler/build_artifact.h"
+#include "compiler/cpu_target.h"
+#include "compiler/target_registry.h"
+#include "core/error.h"
+#include "import/diffusers_checkpoint.h"
+#include "support/error_text.h"
+#include "support/fixtures.h"
+
+namespace websd::compiler {
+namespace {
+
+using websd::test::error_of;
+
+TEST(TargetRegistry, FindsTheCpuTargetByName) {
+  const Target& cpu = find_target("cpu");
+  EXPECT_EQ(cpu.name(), "cpu");
+  EXPECT_EQ(&cpu, &cpu_target());
+  ASSERT_FALSE(registered_targets().empty());
+  EXPECT_EQ(registered_targets().front()->name(), "cpu");
+}
+
+TEST(TargetRegistry, AnUnknownNameListsTheKnownTargets) {
+  for (const std::string typo : {"cpuu", "CPU", "", "webgpu\x9b"}) {
+    const std::string error = error_of([&] { find_target(typo); });
+    EXPECT_NE(error.find("is not a target this websd builds; known targets: cpu ("), std::string::npos) << error;
+    EXPECT_EQ(error.find('\x9b'), std::string::npos) << "control bytes are escaped";
+  }
+}
+
+TEST(TargetRegistry, TheCpuTargetSupportsItsKernelsAndNotInventedOps) {
+  EXPECT_TRUE(cpu_target().supports("conv2d_nhwc"));
+  EXPECT_TRUE(cpu_target().supports("matmul"));
+  EXPECT_FALSE(cpu_target().supports("warp_drive"));
+}
+
+// The CPU target, less one op its kernels run.
+class CpuTargetWithout : public CpuTarget {
+ public:
+  explicit CpuTargetWithout(std::string missing) : missing_(std::move(missing)) {}
+  std::string name() const override { return "cpu-without-" + missing_; }
+  bool supports(const std::string& op) const override { return op != missing_ && CpuTarget::supports(op); }
+
+ private:
+  std::string missing_;
+};
+
+TEST(BuildArtifact, AnOpTheTargetLacksFailsTheBuildNamingOpAndFunction) {
+  const std::string out = websd::test::make_temp_dir("target-lacks-op") + "/art";
+  BuildOptions options;
+  options.checkpoint = std::make_shared<const DiffusersCheckpoint>(
+      DiffusersCheckpoint::open(websd::test::fixture_path("tiny-sd15/model")));
+  options.out = out;
+  // The text encoder comes first and has no convolution: the UNet is the first function to need it.
+  const std::string error = error_of([&] { build_artifact(options, CpuTargetWithout("conv2d_nhwc")); });
+  EXPECT_NE(error.find("function 'unet' needs op 'conv2d_nhwc', which the 'cpu-without-conv2d_nhwc' target does "
+                       "not support"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace websd::compiler
