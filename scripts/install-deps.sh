@@ -17,6 +17,13 @@ PACKAGES=(
   libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
   libyaml-cpp-dev                             # single-file checkpoints: the original LDM inference configs (--config)
 )
+# With --wasm (scripts/test.sh): the WebAssembly build of the browser-side libraries and its tests.
+if [[ ${1:-} == --wasm ]]; then
+  PACKAGES+=(
+    emscripten                                # Debian's emscripten 3.1.6 (clang 14, libc++): wasm/CMakeLists.txt
+    nodejs                                    # runs the wasm parity tests (and emscripten's tools)
+  )
+fi
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -89,8 +89,8 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 ArtifactWriter::ArtifactWriter(std::string dir, std::string target, ArtifactWriterOptions options)
     : dir_(without_trailing_slashes(std::move(dir))),
-      staging_dir_(create_staging_dir(dir_, target, options.shard_limit_bytes)),
-      staging_cleanup_(staging_dir_),
+      staging_cleanup_([&] { return create_staging_dir(dir_, target, options.shard_limit_bytes); }),
+      staging_dir_(staging_cleanup_.path()),
       key_(std::move(options.key)),
       shards_(staging_dir_ + "/" + std::string(kWeightsDir), options.shard_limit_bytes, key_ ? &key_->bytes : nullptr) {
   manifest_.target = std::move(target);

@@ -54,9 +54,9 @@ class ArtifactWriter {
   void commit_staging();
 
   std::string dir_;
+  CleanupOnInterrupt staging_cleanup_;  // makes the staging directory; removes it if the build is interrupted
   std::string staging_dir_;
-  CleanupOnInterrupt staging_cleanup_;  // removes the staging directory if the build is interrupted
-  std::optional<ArtifactKey> key_;      // before shards_, which points into it
+  std::optional<ArtifactKey> key_;  // before shards_, which points into it
   ArtifactManifest manifest_;
   WeightShardWriter shards_;
   bool finished_ = false;

@@ -1,13 +1,13 @@
 #include "core/dtype.h"
 
-#include <cctype>
-
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <string>
 
+#include "core/bit_cast.h"
 #include "core/error.h"
 
 namespace websd {
@@ -70,13 +70,13 @@ float f16_to_f32(std::uint16_t bits) {
     return sign ? -magnitude : magnitude;
   }
   if (exponent == 0x1f) {
-    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+    return websd::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
   }
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  return websd::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
 std::uint16_t f32_to_f16(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t bits = websd::bit_cast<std::uint32_t>(value);
   const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t abs_bits = bits & 0x7fffffffu;
   if (abs_bits >= 0x7f800000u) {  // Inf or NaN
@@ -86,7 +86,7 @@ std::uint16_t f32_to_f16(float value) {
   if (abs_bits >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow
   if (abs_bits < 0x38800000u) {
     // Result is subnormal (or zero): round |value| * 2^24 to the nearest integer, ties to even.
-    const float scaled = std::bit_cast<float>(abs_bits) * 16777216.0f;
+    const float scaled = websd::bit_cast<float>(abs_bits) * 16777216.0f;
     const auto rounded = static_cast<std::uint16_t>(std::nearbyint(scaled));
     return static_cast<std::uint16_t>(sign | rounded);
   }
@@ -97,12 +97,10 @@ std::uint16_t f32_to_f16(float value) {
   return static_cast<std::uint16_t>(sign | half);
 }
 
-float bf16_to_f32(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bf16_to_f32(std::uint16_t bits) { return websd::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 std::uint16_t f32_to_bf16(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t bits = websd::bit_cast<std::uint32_t>(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u) {
     return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // keep NaN quiet
   }

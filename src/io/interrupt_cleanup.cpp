@@ -41,6 +41,13 @@ CleanupOnInterrupt::CleanupOnInterrupt(std::string path) : path_(std::move(path)
   registry().paths.emplace(path_, 0);
 }
 
+CleanupOnInterrupt::CleanupOnInterrupt(const std::function<std::string()>& create) {
+  // The cleanup thread takes this lock before removing anything, so it sees the path registered.
+  const std::lock_guard lock(registry().mutex);
+  path_ = create();
+  registry().paths.emplace(path_, 0);
+}
+
 CleanupOnInterrupt::~CleanupOnInterrupt() {
   const std::lock_guard lock(registry().mutex);
   const auto it = registry().paths.find(path_);

@@ -17,9 +17,15 @@ namespace websd {
 class CleanupOnInterrupt {
  public:
   explicit CleanupOnInterrupt(std::string path);
+  // Runs `create`, which makes the temporary and returns its path (a name only known once made, as
+  // mkdtemp's), and registers that path in the same step: an interrupt cannot fall between the two
+  // and leave the temporary behind.
+  explicit CleanupOnInterrupt(const std::function<std::string()>& create);
   ~CleanupOnInterrupt();
   CleanupOnInterrupt(const CleanupOnInterrupt&) = delete;
   CleanupOnInterrupt& operator=(const CleanupOnInterrupt&) = delete;
+
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/bit_cast.h"
 #include "core/error.h"
 
 namespace websd::passes {
@@ -57,7 +58,7 @@ std::vector<std::byte> storage_encode(std::span<const float> values, DType stora
         store_le(f32_to_bf16(values[i]), out);
         break;
       default:
-        store_le(std::bit_cast<std::uint32_t>(values[i]), out);
+        store_le(websd::bit_cast<std::uint32_t>(values[i]), out);
         break;
     }
   }
@@ -82,7 +83,7 @@ std::vector<float> storage_decode(std::span<const std::byte> bytes, DType storag
         values[i] = bf16_to_f32(load_le<std::uint16_t>(in));
         break;
       default:
-        values[i] = std::bit_cast<float>(load_le<std::uint32_t>(in));
+        values[i] = websd::bit_cast<float>(load_le<std::uint32_t>(in));
         break;
     }
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/bit_cast.h"
 #include "core/error.h"
 
 namespace websd {
@@ -30,8 +31,8 @@ TEST(DType, F16KnownValues) {
   EXPECT_EQ(f32_to_f16(1.0f), 0x3c00);
   EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
   EXPECT_EQ(f32_to_f16(1e6f), 0x7c00);
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);  // tie rounds to even (zero)
-  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);  // tie rounds to even (2)
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);         // tie rounds to even (zero)
+  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);         // tie rounds to even (2)
   EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
   EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3c02);
 }
@@ -48,8 +49,8 @@ TEST(DType, F16RoundTripsEveryFiniteValue) {
 TEST(DType, BF16RoundsToNearestEven) {
   EXPECT_EQ(bf16_to_f32(0x3f80), 1.0f);
   EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
-  EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even stays
-  EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd rounds up
+  EXPECT_EQ(f32_to_bf16(websd::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even stays
+  EXPECT_EQ(f32_to_bf16(websd::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd rounds up
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
 }
 

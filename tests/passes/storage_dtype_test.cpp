@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/bit_cast.h"
 #include "core/error.h"
 #include "pass_test_support.h"
 
@@ -36,7 +37,7 @@ std::vector<float> every_finite(float (*decode)(std::uint16_t)) {
   return values;
 }
 
-std::uint32_t bits_of(float value) { return std::bit_cast<std::uint32_t>(value); }
+std::uint32_t bits_of(float value) { return websd::bit_cast<std::uint32_t>(value); }
 
 TEST(StorageDType, BytesAreLittleEndian) {
   EXPECT_EQ(bytes_of({1.0f}, DType::kF32), (std::vector<std::uint8_t>{0x00, 0x00, 0x80, 0x3f}));
@@ -45,7 +46,7 @@ TEST(StorageDType, BytesAreLittleEndian) {
   const std::vector<std::byte> raw{std::byte{0x00}, std::byte{0x3c}, std::byte{0x80}, std::byte{0x3f}};
   EXPECT_EQ(storage_decode(raw, DType::kF16), (std::vector<float>{1.0f, 1.875f}));  // 0x3c00, 0x3f80
   EXPECT_EQ(storage_decode(raw, DType::kBF16), (std::vector<float>{0.0078125f, 1.0f}));
-  EXPECT_EQ(storage_decode(raw, DType::kF32), (std::vector<float>{std::bit_cast<float>(0x3f803c00u)}));
+  EXPECT_EQ(storage_decode(raw, DType::kF32), (std::vector<float>{websd::bit_cast<float>(0x3f803c00u)}));
 }
 
 TEST(StorageDType, F32RoundTripKeepsEveryBit) {
@@ -56,7 +57,7 @@ TEST(StorageDType, F32RoundTripKeepsEveryBit) {
                                   65504.0f,
                                   3.4e38f,
                                   std::numeric_limits<float>::infinity(),
-                                  std::bit_cast<float>(0x7fa00001u)};  // a signalling NaN with a payload
+                                  websd::bit_cast<float>(0x7fa00001u)};  // a signalling NaN with a payload
   const auto back = round_trip(values, DType::kF32);
   ASSERT_EQ(back.size(), values.size());
   for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(bits_of(back[i]), bits_of(values[i])) << i;
@@ -91,11 +92,11 @@ TEST(StorageDType, F16TiesRoundToEven) {
 }
 
 TEST(StorageDType, BF16TiesRoundToEven) {
-  const std::vector<float> values{std::bit_cast<float>(0x3f808000u), std::bit_cast<float>(0x3f818000u),
-                                  std::bit_cast<float>(0xbf808000u), std::bit_cast<float>(0x3f808001u)};
+  const std::vector<float> values{websd::bit_cast<float>(0x3f808000u), websd::bit_cast<float>(0x3f818000u),
+                                  websd::bit_cast<float>(0xbf808000u), websd::bit_cast<float>(0x3f808001u)};
   EXPECT_EQ(round_trip(values, DType::kBF16),
-            (std::vector<float>{std::bit_cast<float>(0x3f800000u), std::bit_cast<float>(0x3f820000u),
-                                std::bit_cast<float>(0xbf800000u), std::bit_cast<float>(0x3f810000u)}));
+            (std::vector<float>{websd::bit_cast<float>(0x3f800000u), websd::bit_cast<float>(0x3f820000u),
+                                websd::bit_cast<float>(0xbf800000u), websd::bit_cast<float>(0x3f810000u)}));
 }
 
 TEST(StorageDType, F16OverflowsToInfinity) {
@@ -113,16 +114,16 @@ TEST(StorageDType, F16OverflowsToInfinity) {
 
 TEST(StorageDType, NaNStaysNaN) {
   const std::vector<float> nans{std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
-                                std::bit_cast<float>(0x7f800001u),   // payload only in bits truncation drops
-                                std::bit_cast<float>(0xff800001u),   // the same, negative
-                                std::bit_cast<float>(0x7fbfffffu)};  // signalling, top payload bits
+                                websd::bit_cast<float>(0x7f800001u),   // payload only in bits truncation drops
+                                websd::bit_cast<float>(0xff800001u),   // the same, negative
+                                websd::bit_cast<float>(0x7fbfffffu)};  // signalling, top payload bits
   for (const DType storage : {DType::kF16, DType::kBF16, DType::kF32}) {
     for (const float value : round_trip(nans, storage)) EXPECT_TRUE(std::isnan(value)) << dtype_name(storage);
     EXPECT_EQ(storage_round_trip_error(nans, storage).nan_lost, 0u) << dtype_name(storage);
   }
   // The sign survives.
-  EXPECT_TRUE(std::signbit(round_trip({std::bit_cast<float>(0xff800001u)}, DType::kBF16)[0]));
-  EXPECT_TRUE(std::signbit(round_trip({std::bit_cast<float>(0xff800001u)}, DType::kF16)[0]));
+  EXPECT_TRUE(std::signbit(round_trip({websd::bit_cast<float>(0xff800001u)}, DType::kBF16)[0]));
+  EXPECT_TRUE(std::signbit(round_trip({websd::bit_cast<float>(0xff800001u)}, DType::kF16)[0]));
 }
 
 TEST(StorageDType, RoundTripErrorReportsAbsoluteRelativeAndFlushed) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bit_cast.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
@@ -30,7 +31,7 @@ void expect_same_bits(const HostTensor& got, const HostTensor& want) {
   ASSERT_EQ(got.data.size(), want.data.size());
   int mismatches = 0;
   for (std::size_t i = 0; i < got.data.size(); ++i) {
-    mismatches += std::bit_cast<std::uint32_t>(got.data[i]) != std::bit_cast<std::uint32_t>(want.data[i]);
+    mismatches += websd::bit_cast<std::uint32_t>(got.data[i]) != websd::bit_cast<std::uint32_t>(want.data[i]);
   }
   EXPECT_EQ(mismatches, 0);
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bit_cast.h"
 #include "core/error.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
@@ -43,7 +44,7 @@ std::int64_t first_bit_mismatch(const std::vector<float>& got, const std::vector
   std::int64_t first = -1;
   count = 0;
   for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
+    if (websd::bit_cast<std::uint32_t>(got[i]) != websd::bit_cast<std::uint32_t>(want[i])) {
       if (first < 0) first = static_cast<std::int64_t>(i);
       ++count;
     }

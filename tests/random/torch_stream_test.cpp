@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bit_cast.h"
 #include "pipeline/random/torch_generator.h"
 
 namespace websd::test {
@@ -82,9 +83,9 @@ TEST(TorchGeneratorStream, MixedSizesContinueLikeTorch) {
       const HostTensor got = generator.randn(draw.shape);
       ASSERT_EQ(got.data.size(), draw.bits.size());
       for (std::size_t i = 0; i < draw.bits.size(); ++i) {
-        EXPECT_EQ(std::bit_cast<std::uint32_t>(got.data[i]), draw.bits[i])
+        EXPECT_EQ(websd::bit_cast<std::uint32_t>(got.data[i]), draw.bits[i])
             << "seed " << stream.seed << " call " << call << " shape " << shape_to_string(draw.shape) << " element "
-            << i << " got " << got.data[i] << " want " << std::bit_cast<float>(draw.bits[i]);
+            << i << " got " << got.data[i] << " want " << websd::bit_cast<float>(draw.bits[i]);
       }
     }
   }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/bit_cast.h"
+
 namespace websd {
 namespace {
 
@@ -28,8 +30,8 @@ constexpr float kTwoPi = static_cast<float>(2.0 * 3.1415926535897932384626433832
 constexpr std::uint32_t kSignBit = 0x80000000u;
 constexpr std::uint32_t kExponentBits = 0x7f800000u;
 
-std::uint32_t bits_of(float value) { return std::bit_cast<std::uint32_t>(value); }
-float float_of(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+std::uint32_t bits_of(float value) { return websd::bit_cast<std::uint32_t>(value); }
+float float_of(std::uint32_t bits) { return websd::bit_cast<float>(bits); }
 
 }  // namespace
 
