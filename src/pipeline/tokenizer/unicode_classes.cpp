@@ -1,6 +1,6 @@
 #include "pipeline/tokenizer/unicode_classes.h"
 
-#include <utf8proc.h>
+#include "pipeline/tokenizer/unicode/unicode_normalization.h"
 
 namespace websd {
 
@@ -13,28 +13,12 @@ bool is_white_space(char32_t c) {
 
 bool is_letter(char32_t c) {
   if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-      return true;
-    default:
-      return false;
-  }
+  return unicode_is_letter(c);
 }
 
 bool is_number(char32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-      return true;
-    default:
-      return false;
-  }
+  return unicode_is_number(c);
 }
 
 }  // namespace websd

@@ -1,5 +1,5 @@
 // The character classes of CLIP's pre-tokenizer regex (\s, \p{L}, \p{N}), answered per code point from
-// utf8proc's Unicode tables instead of a regex engine. Pure functions, thread-safe.
+// websd's Unicode tables (unicode/unicode_tables.h) instead of a regex engine. Pure functions, thread-safe.
 #pragma once
 
 namespace websd {

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "core/error.h"
+
 namespace websd {
 namespace {
 
@@ -61,6 +63,28 @@ std::string utf8_replace_invalid(std::string_view bytes) {
       out.append(kReplacement);
       pos += subpart;
     }
+  }
+  return out;
+}
+
+std::u32string utf8_decode(std::string_view valid_utf8) {
+  std::u32string out;
+  out.reserve(valid_utf8.size());
+  std::size_t pos = 0;
+  while (pos < valid_utf8.size()) {
+    std::size_t subpart = 0;
+    const std::size_t length = well_formed_length(valid_utf8, pos, subpart);
+    if (length == 0) {
+      throw Error("tokenizer", "ill-formed UTF-8 at byte " + std::to_string(pos) +
+                                   " (pass the text through utf8_replace_invalid first)");
+    }
+    const auto lead = static_cast<unsigned char>(valid_utf8[pos]);
+    char32_t code_point = length == 1 ? lead : lead & (0xFF >> (length + 1));
+    for (std::size_t i = 1; i < length; ++i) {
+      code_point = (code_point << 6) | (static_cast<unsigned char>(valid_utf8[pos + i]) & 0x3F);
+    }
+    out.push_back(code_point);
+    pos += length;
   }
   return out;
 }

@@ -13,6 +13,10 @@ namespace websd {
 // points above U+10FFFF, stray continuation bytes and truncated sequences are all replaced.
 std::string utf8_replace_invalid(std::string_view bytes);
 
+// The code points of well-formed UTF-8; throws websd::Error at the first ill-formed byte (pass
+// untrusted text through utf8_replace_invalid first).
+std::u32string utf8_decode(std::string_view valid_utf8);
+
 // Appends the UTF-8 encoding of a valid code point (not a surrogate, at most U+10FFFF).
 void utf8_append(std::string& out, char32_t code_point);
 
