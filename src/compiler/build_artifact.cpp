@@ -9,8 +9,8 @@
 #include "artifact/artifact_writer.h"
 #include "artifact/function_signatures.h"
 #include "core/error.h"
+#include "engine/checkpoint_model.h"
 #include "engine/component_weights.h"
-#include "engine/cpu_backend.h"
 #include "graph/module_merge.h"
 #include "graph/op_registry.h"
 #include "import/checkpoint_tokenizer.h"
@@ -107,17 +107,23 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
     throw Error("build",
                 "--dtype " + dtype_lower_name(options.storage) + " is not a weight storage type (f32, f16 or bf16)");
   }
-  // Opening the backend checks the folder, the configs against each other and every weight.
-  const engine::CpuBackend checked(options.checkpoint);
-  const ModelInfo& info = checked.info();
+  // The configs, checked against each other, then (ComponentWeights) every tensor against them.
+  const DiffusersCheckpoint& checkpoint = *options.checkpoint;
+  const engine::CheckpointModel model = engine::read_checkpoint_model(checkpoint);
+  const ClipTextConfig& clip = model.clip;
+  const UNetConfig& unet = model.unet;
+  const VaeConfig& vae = model.vae;
+  const ModelInfo& info = model.info;
+  std::map<std::string, std::unique_ptr<engine::ComponentWeights>> weights_by_component;
+  weights_by_component["text_encoder"] = std::make_unique<engine::ComponentWeights>(
+      checkpoint.component("text_encoder"), param_specs(clip_text_params(clip)));
+  weights_by_component["unet"] =
+      std::make_unique<engine::ComponentWeights>(checkpoint.component("unet"), param_specs(unet_params(unet)));
+  weights_by_component["vae"] =
+      std::make_unique<engine::ComponentWeights>(checkpoint.component("vae"), param_specs(vae_params(vae)));
   const std::int64_t width = options.width > 0 ? options.width : info.sample_width * info.vae_scale_factor;
   const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
   check_image_size("build", width, height, info);
-  const DiffusersCheckpoint& checkpoint = *options.checkpoint;
-  const auto config_of = [&](const char* name) -> const CheckpointComponent& { return checkpoint.component(name); };
-  const ClipTextConfig clip = clip_config_from_json(config_of("text_encoder").config(), "text_encoder/config.json");
-  const UNetConfig unet = unet_config_from_json(config_of("unet").config(), "unet/config.json");
-  const VaeConfig vae = vae_config_from_json(config_of("vae").config(), "vae/config.json");
 
   // The output and the key are checked before any compiling.
   artifact::ArtifactWriterOptions writer_options;
@@ -158,13 +164,6 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   for (const auto& [path, bytes] : kernels.files) writer.add_file(path, bytes);
 
   // Weights: each artifact tensor written once, in the form the kernels read.
-  std::map<std::string, std::unique_ptr<engine::ComponentWeights>> weights_by_component;
-  weights_by_component["text_encoder"] =
-      std::make_unique<engine::ComponentWeights>(config_of("text_encoder"), param_specs(clip_text_params(clip)));
-  weights_by_component["unet"] =
-      std::make_unique<engine::ComponentWeights>(config_of("unet"), param_specs(unet_params(unet)));
-  weights_by_component["vae"] =
-      std::make_unique<engine::ComponentWeights>(config_of("vae"), param_specs(vae_params(vae)));
   std::set<std::string> written;
   nlohmann::json launch_lists = nlohmann::json::object();
   nlohmann::json memory_plans = nlohmann::json::array();

@@ -14,6 +14,7 @@
 #include "cpu/cpu_executor.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/onednn_conv.h"
+#include "engine/checkpoint_model.h"
 #include "engine/component_weights.h"
 #include "graph/op_registry.h"
 #include "import/diffusers_checkpoint.h"
@@ -112,13 +113,6 @@ void require_rank(const HostTensor& tensor, std::size_t rank, const char* what, 
   }
 }
 
-std::string model_name(const std::string& dir) {
-  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();  // "models/sd15/" -> "sd15"
-  const std::string name = path.filename().string();
-  return name.empty() || name == "." ? std::filesystem::absolute(path).filename().string() : name;
-}
-
 }  // namespace
 
 struct CpuBackend::State {
@@ -138,30 +132,20 @@ struct CpuBackend::State {
       : residency(residency_policy),
         tuning_db(db != nullptr ? std::optional<tuning::TuningDb>(*db) : std::nullopt),
         checkpoint(std::move(opened)) {
-    const std::string& dir = checkpoint->dir();
-    const CheckpointComponent& text_encoder = checkpoint->component("text_encoder");
-    const CheckpointComponent& unet_component = checkpoint->component("unet");
-    const CheckpointComponent& vae_component = checkpoint->component("vae");
-    clip = clip_config_from_json(text_encoder.config(), text_encoder.config_origin());
-    unet = unet_config_from_json(unet_component.config(), unet_component.config_origin());
-    vae = vae_config_from_json(vae_component.config(), vae_component.config_origin());
-    check_configs_fit(dir);
-    clip_weights = std::make_unique<ComponentWeights>(text_encoder, param_specs(clip_text_params(clip)));
-    unet_weights = std::make_unique<ComponentWeights>(unet_component, param_specs(unet_params(unet)));
-    vae_weights = std::make_unique<ComponentWeights>(vae_component, param_specs(vae_params(vae)));
+    CheckpointModel model = read_checkpoint_model(*checkpoint);
+    clip = model.clip;
+    unet = model.unet;
+    vae = model.vae;
+    info = model.info;
+    clip_weights =
+        std::make_unique<ComponentWeights>(checkpoint->component("text_encoder"), param_specs(clip_text_params(clip)));
+    unet_weights = std::make_unique<ComponentWeights>(checkpoint->component("unet"), param_specs(unet_params(unet)));
+    vae_weights = std::make_unique<ComponentWeights>(checkpoint->component("vae"), param_specs(vae_params(vae)));
     clip_executors.weights = clip_weights.get();
     unet_executors.weights = unet_weights.get();
     decode_executors.weights = vae_weights.get();
     encode_executors.weights = vae_weights.get();
     for (ExecutorCache* cache : caches()) cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
-
-    info.latent_channels = vae.latent_channels;
-    info.vae_scale_factor = std::int64_t{1} << (vae.block_count() - 1);
-    info.vae_scaling_factor = vae.scaling_factor;
-    info.max_tokens = clip.max_position_embeddings;
-    if (unet.sample_size) std::tie(info.sample_height, info.sample_width) = *unet.sample_size;
-    info.latent_size_multiple = std::int64_t{1} << (unet.block_count() - 1);  // the UNet's graph needs it
-    info.name = model_name(dir);
   }
 
   std::array<ExecutorCache*, 4> caches() {
@@ -186,24 +170,6 @@ struct CpuBackend::State {
       cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
       malloc_trim(0);
     }
-  }
-
-  void check_configs_fit(const std::string& dir) const {
-    const auto mismatch = [&](const std::string& what, std::int64_t a, std::int64_t b) {
-      if (a != b) {
-        throw Error("engine", dir + ": " + what + " (" + std::to_string(a) + " vs " + std::to_string(b) +
-                                  "): the components come from different models");
-      }
-    };
-    if (unet.in_channels == vae.latent_channels + 5) {
-      throw Error("engine", dir + ": an inpainting UNet (in_channels " + std::to_string(unet.in_channels) +
-                                ": latents, mask and masked image); websd runs text-to-image and image-to-image, "
-                                "not inpainting");
-    }
-    mismatch("unet in_channels differs from vae latent_channels", unet.in_channels, vae.latent_channels);
-    mismatch("unet out_channels differs from vae latent_channels", unet.out_channels, vae.latent_channels);
-    mismatch("unet cross_attention_dim differs from text_encoder hidden_size", unet.cross_attention_dim,
-             clip.hidden_size);
   }
 };
 
