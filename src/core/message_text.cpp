@@ -3,38 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/utf8.h"
+
 namespace websd {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
-
-// Length of the strict UTF-8 sequence starting at text[at] (overlong forms, surrogates and code
-// points above U+10FFFF refused), or 0 when the byte there does not start one.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
-  const auto lead = static_cast<unsigned char>(text[at]);
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // allowed range of the first continuation byte
-  if (lead < 0x80) return 1;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;   // overlong
-    if (lead == 0xed) high = 0x9f;  // surrogates
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;   // overlong
-    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto byte = static_cast<unsigned char>(text[at + k]);
-    if (k == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xbf)) return 0;
-  }
-  return length;
-}
 
 std::uint32_t utf8_code_point(std::string_view sequence) {
   const auto byte = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(sequence[k])); };

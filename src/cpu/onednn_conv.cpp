@@ -70,6 +70,18 @@ dnnl::primitive_attr accumulate_attr(const ConvGeometry& g) {
   return attr;
 }
 
+// The plan of a primitive made from `desc`: the layouts it reads and writes, and its scratchpad.
+template <typename Primitive>
+ConvPlan plan_of(bool as_gemm, const typename Primitive::primitive_desc& desc) {
+  return ConvPlan{as_gemm,
+                  Primitive(desc),
+                  desc.src_desc(),
+                  desc.weights_desc(),
+                  desc.dst_desc(),
+                  desc.scratchpad_desc().get_size(),
+                  {}};
+}
+
 ConvPlan gemm_plan(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[0] * g.y[1] * g.y[2];
   const std::int64_t reduction = g.w[1] * g.w[2] * g.w[3];
@@ -79,13 +91,7 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
   const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
-  return ConvPlan{true,
-                  dnnl::matmul(desc),
-                  desc.src_desc(),
-                  desc.weights_desc(),
-                  desc.dst_desc(),
-                  desc.scratchpad_desc().get_size(),
-                  {}};
+  return plan_of<dnnl::matmul>(true, desc);
 }
 
 ConvPlan direct_plan(const ConvGeometry& g) {
@@ -101,13 +107,7 @@ ConvPlan direct_plan(const ConvGeometry& g) {
                                            {g.padding, g.padding});
   const dnnl::primitive_attr attr = accumulate_attr(g);
   const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
-  return ConvPlan{false,
-                  dnnl::convolution_forward(desc),
-                  desc.src_desc(),
-                  desc.weights_desc(),
-                  desc.dst_desc(),
-                  desc.scratchpad_desc().get_size(),
-                  {}};
+  return plan_of<dnnl::convolution_forward>(false, desc);
 }
 
 // 3x3 stride-1 "same" convolutions over at least 16x16 output pixels run through oneDNN's Winograd
@@ -135,13 +135,7 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
     const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd,
                                              src, weights, bias, dst, {1, 1}, {1, 1}, {1, 1});
     const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), runtime().engine);
-    return ConvPlan{false,
-                    dnnl::convolution_forward(desc),
-                    desc.src_desc(),
-                    desc.weights_desc(),
-                    desc.dst_desc(),
-                    desc.scratchpad_desc().get_size(),
-                    {}};
+    return plan_of<dnnl::convolution_forward>(false, desc);
   } catch (const dnnl::error&) {
     return std::nullopt;
   }

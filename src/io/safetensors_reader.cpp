@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/message_text.h"
+#include "core/utf8.h"
 
 namespace websd {
 namespace {
@@ -32,40 +33,6 @@ std::uint64_t read_u64_le(const std::byte* data) {
   std::uint64_t value = 0;
   for (int i = 7; i >= 0; --i) value = (value << 8) | std::to_integer<std::uint64_t>(data[i]);
   return value;
-}
-
-// Offset of the first byte that breaks strict UTF-8 (overlong forms, surrogates and code points
-// above U+10FFFF included), or npos when the text is valid.
-std::size_t find_invalid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    unsigned char low = 0x80, high = 0xbf;  // allowed range of the first continuation byte
-    if (lead < 0x80)
-      length = 1;
-    else if (lead >= 0xc2 && lead <= 0xdf)
-      length = 2;
-    else if (lead >= 0xe0 && lead <= 0xef) {
-      length = 3;
-      if (lead == 0xe0) low = 0xa0;   // overlong
-      if (lead == 0xed) high = 0x9f;  // surrogates
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-      length = 4;
-      if (lead == 0xf0) low = 0x90;   // overlong
-      if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      const bool ok = k == 1 ? (byte >= low && byte <= high) : (byte >= 0x80 && byte <= 0xbf);
-      if (!ok) return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
 }
 
 // What a JSON value is, for messages, without serialising it (which would recurse on its depth
@@ -304,7 +271,7 @@ void SafetensorsFile::parse_header() {
   const std::uint64_t data_size = file_size - data_start_;
 
   const std::string_view text(reinterpret_cast<const char*>(file_.bytes().data() + 8), header_len);
-  if (const auto bad_byte = find_invalid_utf8(text); bad_byte != std::string_view::npos) {
+  if (const auto bad_byte = utf8_find_invalid(text); bad_byte != std::string_view::npos) {
     fail(path, "header is not valid UTF-8 at byte " + std::to_string(8 + bad_byte) +
                    " (tensor names and metadata must be UTF-8; the file is corrupt or not safetensors)");
   }

@@ -23,6 +23,7 @@
 
 #include "compiler/cpu_target.h"
 #include "io/safetensors_reader.h"
+#include "support/file_lock.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 #include "support/tensor_compare.h"
@@ -79,23 +80,6 @@ std::string binary_tag() {
   text << std::hex << hash;
   return text.str();
 }
-
-// Holds an exclusive flock on `file` (created if missing) for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR, 0600)) {
-    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + file.string());
-  }
-  ~FileLock() {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
 
 // A folder beside this test binary shared by its test processes (ctest runs every test in its
 // own), so the fixture model is built once per websd binary: named after the binary, it replaces

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "artifact_test_support.h"
+#include "support/file_lock.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 
@@ -24,6 +25,7 @@ namespace websd {
 namespace {
 
 namespace fs = std::filesystem;
+using test::FileLock;
 
 constexpr const char* kKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
@@ -39,23 +41,6 @@ void expect_one_error_line(const test::CommandResult& result, const std::vector<
   for (const auto& part : parts)
     EXPECT_NE(result.err.find(part), std::string::npos) << result.err << "\nlacks: " << part;
 }
-
-// Holds an exclusive flock on `file` (created if missing) for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR, 0600)) {
-    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + file.string());
-  }
-  ~FileLock() {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
 
 // A folder beside this test binary, named after the websd binary under test (path, size, time), so
 // the artifacts are built once per websd binary; folders of earlier binaries are removed.
