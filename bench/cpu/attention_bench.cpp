@@ -19,7 +19,7 @@ void attention(benchmark::State& state) {
   const std::int64_t q_len = state.range(0), kv_len = state.range(1), dim = state.range(2);
   const CpuTensor q = filled({2, 8, q_len, dim}), k = filled({2, 8, kv_len, dim}), v = filled({2, 8, kv_len, dim});
   CpuTensor out = CpuTensor::allocate({websd::DType::kF32, {2, 8, q_len, dim}});
-  const websd::graph::Attrs attrs{{"scale", 0.15}, {"causal", std::int64_t{0}}};
+  const websd::Attrs attrs{{"scale", 0.15}, {"causal", std::int64_t{0}}};
   const auto& kernel = *websd::cpu::cpu_kernel_lookup("attention");
   for (auto _ : state) kernel({&q, &k, &v}, attrs, out);
   const double flops = 2.0 * 16 * q_len * kv_len * 2 * dim;

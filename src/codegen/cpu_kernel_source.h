@@ -22,7 +22,7 @@
 #include "graph/function.h"
 #include "graph/fused_program.h"
 #include "graph/module.h"
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::codegen {
 
@@ -30,8 +30,8 @@ namespace websd::codegen {
 struct CpuKernelSpec {
   std::string name;
   graph::FusedProgram program;
-  std::vector<graph::TensorType> inputs;
-  graph::TensorType output;
+  std::vector<TensorType> inputs;
+  TensorType output;
 };
 
 // The specs of every fused_elementwise node of `function` (or of each function of `module`, in

@@ -57,7 +57,7 @@ ArenaExecutor::ArenaExecutor(runtime::LaunchList list, const KernelLibrary* libr
       const CpuKernel* kernel = cpu_kernel_lookup(launch.op);
       if (kernel == nullptr)
         throw Error("artifact", where + ": this runtime's CPU target has no such kernel (built by a newer websd?)");
-      const graph::Attrs* attrs = &launch.attrs;
+      const Attrs* attrs = &launch.attrs;
       launch_fns_.push_back(
           [kernel, attrs](const std::vector<const CpuTensor*>& in, CpuTensor& out) { (*kernel)(in, *attrs, out); });
       profile_keys_.push_back(launch.op + " " + shapes_text(list_, launch));
@@ -88,7 +88,7 @@ void ArenaExecutor::bind_weights(const WeightBinder& binder) {
     const auto& value = list_.values[launch.inputs.at(1)];
     if (value.placement != runtime::Placement::kWeight) continue;
     const auto& weight = list_.weights[value.index];
-    std::vector<const graph::TensorType*> types;
+    std::vector<const TensorType*> types;
     for (const auto id : launch.inputs) types.push_back(&list_.values[id].type);
     const std::string wanted =
         conv_weight_layout(conv2d_nhwc_geometry(types, launch.attrs, list_.values[launch.output].type));

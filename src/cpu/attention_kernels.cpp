@@ -16,7 +16,7 @@ namespace {
 constexpr std::int64_t kDefaultQueryBlock = 128;
 constexpr std::int64_t kMaxQueryBlock = 4096;
 
-std::int64_t query_block_rows(const graph::Attrs& attrs) {
+std::int64_t query_block_rows(const Attrs& attrs) {
   const std::int64_t rows = attrs.get_int("block_rows", kDefaultQueryBlock, "attention");
   if (rows < 1 || rows > kMaxQueryBlock) {
     throw Error("cpu", "attention: attribute block_rows = " + std::to_string(rows) + " is outside 1.." +
@@ -25,7 +25,7 @@ std::int64_t query_block_rows(const graph::Attrs& attrs) {
   return rows;
 }
 
-void attention_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const auto scale = static_cast<float>(attrs.get_float("scale", "attention"));
   const bool causal = attrs.get_int("causal", 0, "attention") != 0;
   const std::int64_t block_rows = query_block_rows(attrs);

@@ -2,7 +2,7 @@
 
 namespace websd::cpu {
 
-CpuTensor BufferPool::allocate(const graph::TensorType& type, bool exact) {
+CpuTensor BufferPool::allocate(const TensorType& type, bool exact) {
   if (dtype_is_float(type.dtype)) {
     const auto count = static_cast<std::size_t>(type.numel());
     const auto found = free_.lower_bound(count);

@@ -18,7 +18,7 @@ namespace websd::cpu {
 class BufferPool {
  public:
   // `exact`: the storage must hold exactly numel() values (tensors handed out of the executor).
-  CpuTensor allocate(const graph::TensorType& type, bool exact);
+  CpuTensor allocate(const TensorType& type, bool exact);
   // Takes the storage if nothing else (a view, the caller) still shares it; empties `tensor`.
   void release(CpuTensor& tensor);
 

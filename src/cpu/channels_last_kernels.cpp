@@ -15,8 +15,8 @@
 namespace websd::cpu {
 namespace {
 
-void conv2d_nhwc_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
-  std::vector<const graph::TensorType*> types;
+void conv2d_nhwc_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
+  std::vector<const TensorType*> types;
   for (const CpuTensor* tensor : in) types.push_back(&tensor->type);
   const ConvGeometry run = conv2d_nhwc_geometry(types, attrs, out.type);
   const bool packed = !in[1]->layout.empty();
@@ -57,7 +57,7 @@ void channel_moments(const float* x, std::int64_t pixels, std::int64_t channels,
   }
 }
 
-void group_norm_nhwc_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void group_norm_nhwc_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const double eps = attrs.get_float("eps", "group_norm_nhwc");
   const std::int64_t groups = attrs.get_int("groups", "group_norm_nhwc");
   const bool silu = attrs.has("activation");  // inference allows only "silu"
@@ -96,7 +96,7 @@ void group_norm_nhwc_kernel(const std::vector<const CpuTensor*>& in, const graph
   }
 }
 
-void upsample_nearest_nhwc_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void upsample_nearest_nhwc_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const std::int64_t scale = attrs.get_int("scale", "upsample_nearest_nhwc");
   const Shape& x = in[0]->type.shape;
   const std::int64_t channels = x[3], out_h = x[1] * scale, out_w = x[2] * scale;
@@ -116,8 +116,8 @@ void upsample_nearest_nhwc_kernel(const std::vector<const CpuTensor*>& in, const
 
 }  // namespace
 
-ConvGeometry conv2d_nhwc_geometry(const std::vector<const graph::TensorType*>& inputs, const graph::Attrs& attrs,
-                                  const graph::TensorType& output) {
+ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, const Attrs& attrs,
+                                  const TensorType& output) {
   return ConvGeometry{inputs[0]->shape,
                       inputs[1]->shape,
                       output.shape,

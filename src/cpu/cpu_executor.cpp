@@ -30,7 +30,7 @@ std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function,
     for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
       if (node.inputs[slot] != id) continue;
       if (node.op->name != "conv2d_nhwc" || slot != 1) return std::nullopt;
-      std::vector<const graph::TensorType*> types;
+      std::vector<const TensorType*> types;
       for (const auto input : node.inputs) types.push_back(&function.value(input).type);
       const ConvGeometry geometry = conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type);
       const std::string layout = conv_weight_layout(geometry);

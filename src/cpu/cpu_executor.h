@@ -41,7 +41,7 @@ graph::Function compile_for_cpu(const graph::Function& function, bool optimize =
 // Supplies the float32 storage of a weight by checkpoint name and expected type, packed when
 // `packing` is given (the source may cache it under name and layout); throws if absent.
 using WeightSource = std::function<std::shared_ptr<std::vector<float>>(
-    const std::string& name, const graph::TensorType& type, const WeightPacking* packing)>;
+    const std::string& name, const TensorType& type, const WeightPacking* packing)>;
 
 class CpuExecutor {
  public:

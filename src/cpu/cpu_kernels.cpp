@@ -35,7 +35,7 @@ const CpuKernel* cpu_kernel_lookup(const std::string& op_name) {
 
 bool cpu_supports(const std::string& op_name) { return cpu_kernel_lookup(op_name) != nullptr; }
 
-CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
+CpuTensor CpuTensor::allocate(const TensorType& type) {
   CpuTensor tensor{type, nullptr, nullptr};
   const auto count = static_cast<std::size_t>(type.numel());
   if (dtype_is_float(type.dtype)) {
@@ -47,12 +47,12 @@ CpuTensor CpuTensor::allocate(const graph::TensorType& type) {
 }
 
 CpuTensor CpuTensor::from_host(const HostTensor& tensor) {
-  return {graph::TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
+  return {TensorType{DType::kF32, tensor.shape}, std::make_shared<std::vector<float>>(tensor.data), nullptr};
 }
 
 HostTensor CpuTensor::to_host() const { return HostTensor(type.shape, std::vector<float>(fdata(), fdata() + numel())); }
 
-CpuTensor CpuTensor::view(const graph::TensorType& type, void* data) {
+CpuTensor CpuTensor::view(const TensorType& type, void* data) {
   CpuTensor tensor{type, nullptr, nullptr};
   if (dtype_is_float(type.dtype)) {
     tensor.f32_view = static_cast<float*>(data);

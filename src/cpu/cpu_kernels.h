@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "cpu/cpu_tensor.h"
-#include "graph/attributes.h"
+#include "core/attributes.h"
 
 namespace websd::cpu {
 
 using CpuKernel =
-    std::function<void(const std::vector<const CpuTensor*>& inputs, const graph::Attrs& attrs, CpuTensor& output)>;
+    std::function<void(const std::vector<const CpuTensor*>& inputs, const Attrs& attrs, CpuTensor& output)>;
 
 // nullptr when the CPU target has no kernel for the op (composites are then lowered first).
 const CpuKernel* cpu_kernel_lookup(const std::string& op_name);
@@ -32,7 +32,7 @@ void add_fused_elementwise_kernels(CpuKernelTable& table);
 // The convolution a conv2d_nhwc node performs, from its operand types and attributes; the executor
 // uses it to pack the node's weight ahead of time.
 struct ConvGeometry;
-ConvGeometry conv2d_nhwc_geometry(const std::vector<const graph::TensorType*>& inputs, const graph::Attrs& attrs,
-                                  const graph::TensorType& output);
+ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, const Attrs& attrs,
+                                  const TensorType& output);
 
 }  // namespace websd::cpu

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::cpu {
 
 struct CpuTensor {
-  graph::TensorType type;
+  TensorType type;
   std::shared_ptr<std::vector<float>> f32;         // float dtypes (computed in float32)
   std::shared_ptr<std::vector<std::int64_t>> i64;  // integer dtypes
   // Empty for row-major storage of `type`; otherwise names a kernel-specific packing of a weight
@@ -27,12 +27,12 @@ struct CpuTensor {
   std::int64_t* i64_view = nullptr;
 
   // Allocates uninitialised-by-contract storage of the right kind for `type`.
-  static CpuTensor allocate(const graph::TensorType& type);
+  static CpuTensor allocate(const TensorType& type);
   // A float32 copy of a host tensor, and back.
   static CpuTensor from_host(const HostTensor& tensor);
   HostTensor to_host() const;
   // A view of `data` (float32 for float dtypes, int64 otherwise), which must hold numel() values.
-  static CpuTensor view(const graph::TensorType& type, void* data);
+  static CpuTensor view(const TensorType& type, void* data);
   const float* fdata() const { return f32_view != nullptr ? f32_view : f32->data(); }
   float* fdata() { return f32_view != nullptr ? f32_view : f32->data(); }
   const std::int64_t* idata() const { return i64_view != nullptr ? i64_view : i64->data(); }

@@ -13,7 +13,7 @@ constexpr std::int64_t kMinChunk = 16384;
 
 template <typename Fn>
 CpuKernel unary(Fn fn) {
-  return [fn](const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+  return [fn](const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
     const float* x = in[0]->fdata();
     float* y = out.fdata();
     parallel_for(out.numel(), kMinChunk, [&](std::int64_t begin, std::int64_t end) {
@@ -24,7 +24,7 @@ CpuKernel unary(Fn fn) {
 
 // A unary kernel from a vectorised span function (see vector_math.h), split over the threads.
 CpuKernel mapped(void (*span_fn)(const float*, float*, std::int64_t)) {
-  return [span_fn](const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+  return [span_fn](const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
     const float* x = in[0]->fdata();
     float* y = out.fdata();
     parallel_for(out.numel(), kMinChunk,
@@ -33,7 +33,7 @@ CpuKernel mapped(void (*span_fn)(const float*, float*, std::int64_t)) {
 }
 
 // GEGLU over the last axis: hidden half times gelu(gate half), row by row.
-void geglu_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+void geglu_kernel(const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
   const std::int64_t width = out.type.shape.back();
   const std::int64_t rows = out.numel() / width;
   const float* x = in[0]->fdata();
@@ -60,7 +60,7 @@ std::vector<std::int64_t> broadcast_strides(const Shape& shape, std::size_t rank
 
 template <typename Fn>
 CpuKernel binary(Fn fn) {
-  return [fn](const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+  return [fn](const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
     const float* a = in[0]->fdata();
     const float* b = in[1]->fdata();
     float* y = out.fdata();
@@ -124,14 +124,14 @@ void add_elementwise_kernels(CpuKernelTable& table) {
   table.emplace_back("sub", binary([](float a, float b) { return a - b; }));
   table.emplace_back("mul", binary([](float a, float b) { return a * b; }));
   table.emplace_back("div", binary([](float a, float b) { return a / b; }));
-  table.emplace_back("clamp", [](const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+  table.emplace_back("clamp", [](const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
     const auto low = static_cast<float>(attrs.get_float("min", "clamp"));
     const auto high = static_cast<float>(attrs.get_float("max", "clamp"));
     const float* x = in[0]->fdata();
     float* y = out.fdata();
     for (std::int64_t i = 0; i < out.numel(); ++i) y[i] = std::min(std::max(x[i], low), high);
   });
-  table.emplace_back("constant", [](const std::vector<const CpuTensor*>&, const graph::Attrs& attrs, CpuTensor& out) {
+  table.emplace_back("constant", [](const std::vector<const CpuTensor*>&, const Attrs& attrs, CpuTensor& out) {
     const auto& values = attrs.get_floats("values", "constant");
     float* y = out.fdata();
     for (std::size_t i = 0; i < values.size(); ++i) y[i] = static_cast<float>(values[i]);

@@ -145,7 +145,7 @@ void evaluate(const graph::FusedProgram& program, const std::vector<const float*
   }
 }
 
-void fused_elementwise_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void fused_elementwise_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const graph::FusedProgram program = graph::fused_program_from_attrs(attrs, in.size());
   if (out.numel() == 0) return;
   std::vector<Shape> shapes;

@@ -31,7 +31,7 @@ std::int64_t batch_offset(std::int64_t batch, const Shape& out_batch, const Shap
   return offset;
 }
 
-void matmul_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void matmul_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const bool transpose_b = attrs.get_int("transpose_b", 0, "matmul") != 0;
   const Shape& a = in[0]->type.shape;
   const Shape& b = in[1]->type.shape;
@@ -51,7 +51,7 @@ void matmul_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
   }
 }
 
-void linear_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
   const std::int64_t n = in[1]->type.shape[0], k = in[1]->type.shape[1];
   const std::int64_t m = in[0]->numel() / k;
   float* y = out.fdata();
@@ -90,7 +90,7 @@ void im2col(const float* image, std::int64_t channels, std::int64_t height, std:
   });
 }
 
-void conv2d_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void conv2d_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const std::int64_t stride = attrs.get_int("stride", 1, "conv2d");
   const std::int64_t pad = attrs.get_int("padding", 0, "conv2d");
   const std::int64_t groups = attrs.get_int("groups", 1, "conv2d");

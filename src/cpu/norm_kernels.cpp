@@ -30,7 +30,7 @@ void normalize_span(const float* x, float* y, std::int64_t count, double eps) {
   for (std::int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean_f) * inv_std;
 }
 
-void layer_norm_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void layer_norm_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const double eps = attrs.get_float("eps", "layer_norm");
   const std::int64_t width = in[0]->type.shape.back();
   const std::int64_t rows = in[0]->numel() / width;
@@ -45,7 +45,7 @@ void layer_norm_kernel(const std::vector<const CpuTensor*>& in, const graph::Att
   });
 }
 
-void group_norm_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void group_norm_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const double eps = attrs.get_float("eps", "group_norm");
   const std::int64_t groups = attrs.get_int("groups", "group_norm");
   const Shape& shape = in[0]->type.shape;
@@ -68,7 +68,7 @@ void group_norm_kernel(const std::vector<const CpuTensor*>& in, const graph::Att
 }
 
 // Generic mean over any axes: view the input as [outer..] x [reduced..] by index arithmetic.
-void mean_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void mean_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const Shape& shape = in[0]->type.shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
   std::vector<bool> reduced(rank, false);
@@ -95,7 +95,7 @@ void mean_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& at
   for (std::size_t i = 0; i < sums.size(); ++i) y[i] = static_cast<float>(sums[i] / reduced_count);
 }
 
-void softmax_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void softmax_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const Shape& shape = in[0]->type.shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
   std::int64_t axis = attrs.get_int("axis", -1, "softmax");

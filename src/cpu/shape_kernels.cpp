@@ -16,7 +16,7 @@ std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
   return strides;
 }
 
-void permute_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void permute_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const auto& perm = attrs.get_ints("perm", "permute");
   const auto in_strides = contiguous_strides(in[0]->type.shape);
   const Shape& shape = out.type.shape;
@@ -42,7 +42,7 @@ void permute_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&
 }
 
 // Copies blocks: the tensor is viewed as [outer, axis, inner].
-void slice_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void slice_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const Shape& shape = in[0]->type.shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
   std::int64_t axis = attrs.get_int("axis", "slice");
@@ -58,7 +58,7 @@ void slice_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& a
   }
 }
 
-void concat_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void concat_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const Shape& shape = out.type.shape;
   const auto rank = static_cast<std::int64_t>(shape.size());
   std::int64_t axis = attrs.get_int("axis", "concat");
@@ -77,7 +77,7 @@ void concat_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& 
   }
 }
 
-void upsample_nearest_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void upsample_nearest_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const std::int64_t scale = attrs.get_int("scale", "upsample_nearest");
   const Shape& x = in[0]->type.shape;
   const std::int64_t planes = x[0] * x[1], height = x[2], width = x[3];
@@ -96,7 +96,7 @@ void upsample_nearest_kernel(const std::vector<const CpuTensor*>& in, const grap
 
 // Walks the output a row (last axis) at a time: rows outside the source are filled, rows inside
 // copy the source row between the fill of the last axis' before/after padding.
-void pad_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& attrs, CpuTensor& out) {
+void pad_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const auto& pads = attrs.get_ints("pads", "pad");
   const auto fill = static_cast<float>(attrs.get_float("value", 0.0, "pad"));
   const Shape& x = in[0]->type.shape;
@@ -131,7 +131,7 @@ void pad_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs& att
   });
 }
 
-void gather_rows_kernel(const std::vector<const CpuTensor*>& in, const graph::Attrs&, CpuTensor& out) {
+void gather_rows_kernel(const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
   const std::int64_t rows = in[0]->type.shape[0], width = in[0]->type.shape[1];
   const std::int64_t* indices = in[1]->idata();
   for (std::int64_t i = 0; i < in[1]->numel(); ++i) {

@@ -188,7 +188,7 @@ HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, st
   const std::string symbol = batch == 2 ? "clip" : "clip_b1";
   const Shape shape{batch, static_cast<std::int64_t>(ids.size()) / batch};
   state_->check_shapes(symbol, {shape}, "token ids");
-  cpu::CpuTensor input{graph::TensorType{DType::kI64, shape}, nullptr,
+  cpu::CpuTensor input{TensorType{DType::kI64, shape}, nullptr,
                        std::make_shared<std::vector<std::int64_t>>(ids)};
   return state_->executor(symbol).run({input}).at(0).to_host();
 }

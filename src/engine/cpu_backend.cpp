@@ -45,7 +45,7 @@ void require_memory(const graph::Function& function, const passes::MemoryPlan& p
   std::vector<cpu::ConvGeometry> convolutions;
   for (const auto& node : function.nodes()) {
     if (node.op->name != "conv2d_nhwc") continue;
-    std::vector<const graph::TensorType*> types;
+    std::vector<const TensorType*> types;
     for (const auto input : node.inputs) types.push_back(&function.value(input).type);
     convolutions.push_back(cpu::conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type));
   }
@@ -219,7 +219,7 @@ HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::in
   state_->activate(State::Network::kText);
   auto& executor =
       state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
-  cpu::CpuTensor input{graph::TensorType{DType::kI64, {batch, tokens}}, nullptr,
+  cpu::CpuTensor input{TensorType{DType::kI64, {batch, tokens}}, nullptr,
                        std::make_shared<std::vector<std::int64_t>>(ids)};
   return executor.run({input}).at(0).to_host();
 }

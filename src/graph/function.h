@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/attributes.h"
-#include "graph/tensor_type.h"
+#include "core/attributes.h"
+#include "core/tensor_type.h"
 
 namespace websd::graph {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "graph/attributes.h"
+#include "core/attributes.h"
 #include "graph/function.h"
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::graph {
 

@@ -56,7 +56,7 @@ class ChannelsLastRewriter {
   const Shape& shape_of(ValueId id) const { return source_.value(id).type.shape; }
   bool image(ValueId id) const { return shape_of(id).size() == 4; }
 
-  ValueId emit(const std::string& op, const std::vector<ValueId>& inputs, graph::Attrs attrs = {}) {
+  ValueId emit(const std::string& op, const std::vector<ValueId>& inputs, Attrs attrs = {}) {
     return target_.add_node(op, inputs, std::move(attrs))[0];
   }
 
@@ -92,7 +92,7 @@ class ChannelsLastRewriter {
     const ValueId out = node.outputs[0];
     const auto& in = node.inputs;
     if (op == "conv2d" && node.attrs.get_int("groups", 1, op) == 1 && in.size() == 3) {
-      graph::Attrs attrs;
+      Attrs attrs;
       attrs.set("stride", node.attrs.get_int("stride", 1, op)).set("padding", node.attrs.get_int("padding", 0, op));
       last_[out] = emit("conv2d_nhwc", {channels_last(in[0]), plain(in[1]), plain(in[2])}, attrs);
     } else if (op == "group_norm") {
@@ -112,7 +112,7 @@ class ChannelsLastRewriter {
       const auto& pads = node.attrs.get_ints("pads", op);
       std::vector<std::int64_t> moved;
       for (const auto axis : to_last(4)) moved.insert(moved.end(), {pads[2 * axis], pads[2 * axis + 1]});
-      graph::Attrs attrs = node.attrs;
+      Attrs attrs = node.attrs;
       attrs.set("pads", moved);
       last_[out] = emit("pad", {channels_last(in[0])}, attrs);
     } else if (op == "reshape" && rewrite_reshape(in[0], out)) {

@@ -13,7 +13,6 @@
 namespace websd::passes {
 namespace {
 
-using graph::Attrs;
 using graph::Node;
 
 std::vector<std::int64_t> strides_of(const Shape& shape) {
@@ -194,7 +193,7 @@ class Folder {
 
   bool try_fold(const Node& node) {
     if (node.inputs.empty() || node.outputs.size() != 1) return false;
-    const graph::TensorType& type = source_.value(node.outputs[0]).type;
+    const TensorType& type = source_.value(node.outputs[0]).type;
     if (type.dtype != DType::kF32 || type.numel() > max_elements_) return false;
     std::vector<const HostTensor*> inputs;
     for (const auto id : node.inputs) {

@@ -18,7 +18,7 @@ std::vector<graph::ValueId> FunctionRewrite::mapped(const std::vector<graph::Val
 
 std::vector<graph::ValueId> FunctionRewrite::emit_for(const graph::Node& node, const std::string& op,
                                                       const std::vector<graph::ValueId>& target_inputs,
-                                                      const graph::Attrs& attrs) {
+                                                      const Attrs& attrs) {
   const auto outputs = target_.add_node(op, target_inputs, attrs);
   for (std::size_t i = 0; i < outputs.size() && i < node.outputs.size(); ++i) mapped_[node.outputs[i]] = outputs[i];
   return outputs;

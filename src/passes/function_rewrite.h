@@ -21,7 +21,7 @@ class FunctionRewrite {
   void map(graph::ValueId source_id, graph::ValueId target_id) { mapped_[source_id] = target_id; }
   // Emits `op` over already-mapped target inputs; maps `node`'s outputs to the new outputs.
   std::vector<graph::ValueId> emit_for(const graph::Node& node, const std::string& op,
-                                       const std::vector<graph::ValueId>& target_inputs, const graph::Attrs& attrs);
+                                       const std::vector<graph::ValueId>& target_inputs, const Attrs& attrs);
   // Copies `node` unchanged (inputs mapped).
   void copy(const graph::Node& node);
   // Sets the mapped outputs and returns the finished function.

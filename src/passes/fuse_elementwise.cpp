@@ -217,7 +217,7 @@ class ElementwiseFuser {
         continue;
       }
       const Group& group = found->second;
-      graph::Attrs attrs;
+      Attrs attrs;
       attrs.set("program", graph::fused_program_text(group.code));
       if (!group.constants.empty()) attrs.set("constants", group.constants);
       attrs.set("kernel", prefix + "_fused_elementwise_" + std::to_string(kernel_count++));

@@ -27,7 +27,7 @@ graph::Function fuse_norm_activation(const graph::Function& function) {
   for (std::size_t n = 0; n < function.nodes().size(); ++n) {
     if (absorbed[n]) continue;
     const auto& node = function.nodes()[n];
-    graph::Attrs attrs = node.attrs;
+    Attrs attrs = node.attrs;
     if (activation_of[n] >= 0) attrs.set("activation", std::string("silu"));
     const auto outputs = rewrite.emit_for(node, node.op->name, rewrite.mapped(node.inputs), attrs);
     if (activation_of[n] >= 0) rewrite.map(function.nodes()[activation_of[n]].outputs[0], outputs[0]);

@@ -38,7 +38,7 @@ bool storage_dtype_supported(DType storage) {
   return storage == DType::kF32 || storage == DType::kF16 || storage == DType::kBF16;
 }
 
-DType weight_storage_dtype(const graph::TensorType& type, DType storage) {
+DType weight_storage_dtype(const TensorType& type, DType storage) {
   require_supported(storage, "weight_storage_dtype");
   if (type.dtype != DType::kF32) return type.dtype;
   return type.rank() <= 1 ? DType::kF32 : storage;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::passes {
 
@@ -26,7 +26,7 @@ bool storage_dtype_supported(DType storage);
 
 // The dtype a weight of `type` is stored in when the artifact's storage dtype is `storage` (policy
 // above). Throws websd::Error("weights", ...) if `storage` is not supported.
-DType weight_storage_dtype(const graph::TensorType& type, DType storage);
+DType weight_storage_dtype(const TensorType& type, DType storage);
 
 // numel x dtype_size(storage) little-endian bytes. Throws websd::Error for an unsupported dtype.
 std::vector<std::byte> storage_encode(std::span<const float> values, DType storage);

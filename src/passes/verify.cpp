@@ -12,7 +12,6 @@ namespace {
 
 using graph::Function;
 using graph::Node;
-using graph::TensorType;
 using graph::Value;
 using graph::ValueId;
 using graph::ValueKind;

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "graph/function.h"
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::passes {
 
 // One checkpoint tensor a recipe reads, with the type the source graph gave it.
 struct WeightRecipeSource {
   std::string name;
-  graph::TensorType type;
+  TensorType type;
 };
 
 struct WeightRecipe {
@@ -27,7 +27,7 @@ struct WeightRecipe {
     kConcatRows,  // sources of equal rank and equal dims after the first, joined along dim 0 in order
   };
   std::string name;        // the weight's name in the compiled function
-  graph::TensorType type;  // the weight's type in the compiled function
+  TensorType type;  // the weight's type in the compiled function
   Kind kind = Kind::kCopy;
   std::vector<WeightRecipeSource> sources;
 };

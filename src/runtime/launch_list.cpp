@@ -11,13 +11,13 @@ namespace {
 
 constexpr const char* kFix = "the launch_lists section was edited or is corrupt: rebuild the artifact";
 
-nlohmann::json type_to_json(const graph::TensorType& type) {
+nlohmann::json type_to_json(const TensorType& type) {
   return {{"dtype", dtype_lower_name(type.dtype)}, {"shape", type.shape}};
 }
 
 // Attribute values keep their kind through JSON: an empty list or a whole float would otherwise
 // come back as something else.
-nlohmann::json attrs_to_json(const graph::Attrs& attrs) {
+nlohmann::json attrs_to_json(const Attrs& attrs) {
   nlohmann::json object = nlohmann::json::object();
   for (const auto& [name, value] : attrs.entries()) {
     if (const auto* i = std::get_if<std::int64_t>(&value)) object[name] = {{"int", *i}};
@@ -46,8 +46,8 @@ class ListReader {
   explicit ListReader(const std::string& symbol) : reader_("function " + artifact::quote_for_message(symbol), kFix) {}
   const artifact::JsonFieldReader& json() const { return reader_; }
 
-  graph::TensorType type(const nlohmann::json& object, const std::string& where) const {
-    graph::TensorType type;
+  TensorType type(const nlohmann::json& object, const std::string& where) const {
+    TensorType type;
     const std::string name = reader_.string(object, "dtype", where);
     const auto dtype = dtype_from_lower_name(name);
     if (!dtype)
@@ -65,8 +65,8 @@ class ListReader {
     return type;
   }
 
-  graph::Attrs attrs(const nlohmann::json& object, const std::string& where) const {
-    graph::Attrs attrs;
+  Attrs attrs(const nlohmann::json& object, const std::string& where) const {
+    Attrs attrs;
     for (const auto& [name, tagged] : object.items()) {
       const std::string item = artifact::json_field_name(where, message_safe(name, 80));
       if (!tagged.is_object() || tagged.size() != 1)
@@ -233,7 +233,7 @@ LaunchList launch_list_from_json(const nlohmann::json& json) {
   for (std::size_t v = 0; v < list.values.size(); ++v) {
     const LaunchValue& value = list.values[v];
     if (value.placement == Placement::kArena) continue;
-    const graph::TensorType& whole = value.placement == Placement::kInput
+    const TensorType& whole = value.placement == Placement::kInput
                                          ? list.values[list.inputs[static_cast<std::size_t>(value.index)]].type
                                          : list.weights[static_cast<std::size_t>(value.index)].type;
     if (value.type.dtype != whole.dtype || value.type.numel() > whole.numel()) {

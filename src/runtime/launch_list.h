@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/attributes.h"
-#include "graph/tensor_type.h"
+#include "core/attributes.h"
+#include "core/tensor_type.h"
 
 namespace websd::runtime {
 
@@ -25,7 +25,7 @@ enum class Placement {
 };
 
 struct LaunchValue {
-  graph::TensorType type;
+  TensorType type;
   Placement placement = Placement::kArena;
   std::int64_t index = -1;   // input or weight index; -1 for arena values
   std::int64_t offset = -1;  // arena byte offset; -1 otherwise
@@ -36,13 +36,13 @@ struct LaunchValue {
 struct LaunchWeight {
   std::string name;    // the artifact tensor holding it
   std::string layout;  // empty for row-major, else the kernel packing it is stored in
-  graph::TensorType type;  // the logical type (packed storage may be larger)
+  TensorType type;  // the logical type (packed storage may be larger)
 };
 
 struct Launch {
   std::string op;      // the kernel family (a CPU kernel name, or fused_elementwise)
   std::string kernel;  // the generated kernel's entry point; empty for library kernels
-  graph::Attrs attrs;
+  Attrs attrs;
   std::vector<std::int32_t> inputs;  // value ids
   std::int32_t output = -1;
 };

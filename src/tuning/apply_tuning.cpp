@@ -18,7 +18,7 @@ graph::Node tuned_node(const graph::Function& function, const graph::Node& node,
     }
     tuned.attrs.set(name, value);
   }
-  std::vector<graph::TensorType> input_types;
+  std::vector<TensorType> input_types;
   for (const auto id : node.inputs) input_types.push_back(function.value(id).type);
   try {
     node.op->infer(input_types, tuned.attrs);

@@ -11,7 +11,7 @@
 namespace websd::tuning {
 namespace {
 
-cpu::CpuTensor random_tensor(const graph::TensorType& type, std::uint32_t seed) {
+cpu::CpuTensor random_tensor(const TensorType& type, std::uint32_t seed) {
   cpu::CpuTensor tensor = cpu::CpuTensor::allocate(type);
   std::mt19937 engine(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -22,7 +22,7 @@ cpu::CpuTensor random_tensor(const graph::TensorType& type, std::uint32_t seed) 
 // Median wall time in milliseconds of each attribute set, over `runs` rounds that each time every
 // set once (after one warm-up call each), so that a slow moment of the machine hits all of them.
 std::vector<double> median_ms(const cpu::CpuKernel& kernel, const std::vector<const cpu::CpuTensor*>& inputs,
-                              const std::vector<graph::Attrs>& attr_sets, cpu::CpuTensor& output, int runs) {
+                              const std::vector<Attrs>& attr_sets, cpu::CpuTensor& output, int runs) {
   using Clock = std::chrono::steady_clock;
   for (const auto& attrs : attr_sets) kernel(inputs, attrs, output);
   std::vector<std::vector<double>> samples(attr_sets.size());
@@ -69,10 +69,10 @@ AttentionTuneResult tune_cpu_attention(const AttentionWorkload& workload, const 
   cpu::CpuTensor output = cpu::CpuTensor::allocate(
       {workload.q.dtype, {workload.q.shape[0], workload.q.shape[1], workload.q.shape[2], workload.v.shape[3]}});
   // The kernel's default (no attribute) first, then one attribute set per candidate.
-  const graph::Attrs base{{"scale", 1.0 / std::sqrt(static_cast<double>(workload.q.shape[3]))},
+  const Attrs base{{"scale", 1.0 / std::sqrt(static_cast<double>(workload.q.shape[3]))},
                           {"causal", std::int64_t{workload.causal ? 1 : 0}}};
-  std::vector<graph::Attrs> attr_sets{base};
-  for (const auto rows : candidates) attr_sets.push_back(graph::Attrs(base).set(kBlockRowsParam, rows));
+  std::vector<Attrs> attr_sets{base};
+  for (const auto rows : candidates) attr_sets.push_back(Attrs(base).set(kBlockRowsParam, rows));
   const std::vector<double> times = median_ms(*kernel, inputs, attr_sets, output, options.runs);
 
   AttentionTuneResult result;

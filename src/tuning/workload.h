@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graph/function.h"
-#include "graph/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace websd::tuning {
 
@@ -18,7 +18,7 @@ namespace websd::tuning {
 inline constexpr const char* kBlockRowsParam = "block_rows";
 
 struct AttentionWorkload {
-  graph::TensorType q, k, v;
+  TensorType q, k, v;
   bool causal = false;
 
   // "attention:q=f32[2,8,4096,40];k=f32[2,8,77,40];v=f32[2,8,77,40];causal=0"

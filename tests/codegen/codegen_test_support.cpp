@@ -27,8 +27,8 @@ codegen::CpuKernelSpec kernel_spec(const std::string& name, const std::string& p
   return spec;
 }
 
-graph::Attrs fused_attrs(const codegen::CpuKernelSpec& spec) {
-  graph::Attrs attrs;
+Attrs fused_attrs(const codegen::CpuKernelSpec& spec) {
+  Attrs attrs;
   attrs.set("program", graph::fused_program_text(spec.program.code));
   attrs.set("constants", std::vector<double>(spec.program.constants.begin(), spec.program.constants.end()));
   attrs.set("kernel", spec.name);
@@ -52,7 +52,7 @@ std::vector<float> tensor_values(const cpu::CpuTensor& tensor) {
 }
 
 cpu::CpuTensor run_cpu_kernel(const std::string& op, const std::vector<const cpu::CpuTensor*>& inputs,
-                              const graph::Attrs& attrs, const graph::TensorType& output) {
+                              const Attrs& attrs, const TensorType& output) {
   const cpu::CpuKernel* kernel = cpu::cpu_kernel_lookup(op);
   EXPECT_NE(kernel, nullptr) << op;
   cpu::CpuTensor result = cpu::CpuTensor::allocate(output);

@@ -11,7 +11,7 @@
 #include "codegen/cpu_kernel_source.h"
 #include "codegen/shared_library_compiler.h"
 #include "cpu/cpu_tensor.h"
-#include "graph/attributes.h"
+#include "core/attributes.h"
 
 namespace websd::test {
 
@@ -20,7 +20,7 @@ codegen::CpuKernelSpec kernel_spec(const std::string& name, const std::string& p
                                    const std::vector<double>& constants, const std::vector<Shape>& inputs,
                                    const Shape& output);
 // The attributes of a fused_elementwise node computing `spec`.
-graph::Attrs fused_attrs(const codegen::CpuKernelSpec& spec);
+Attrs fused_attrs(const codegen::CpuKernelSpec& spec);
 
 // f32 tensor of normal(0, scale) values, or of |normal| + 0.01 when `positive`.
 cpu::CpuTensor random_cpu_tensor(const Shape& shape, std::uint32_t seed, float scale = 1.0f, bool positive = false);
@@ -28,7 +28,7 @@ std::vector<float> tensor_values(const cpu::CpuTensor& tensor);
 
 // Runs the CPU target's kernel for `op` (e.g. "fused_elementwise") once.
 cpu::CpuTensor run_cpu_kernel(const std::string& op, const std::vector<const cpu::CpuTensor*>& inputs,
-                              const graph::Attrs& attrs, const graph::TensorType& output);
+                              const Attrs& attrs, const TensorType& output);
 
 // Generates and compiles `kernels` into <fresh temp dir>/<stem>.so; returns the library path.
 std::string build_kernel_library(const std::vector<codegen::CpuKernelSpec>& kernels, const std::string& stem,

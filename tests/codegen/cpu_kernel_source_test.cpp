@@ -115,10 +115,10 @@ TEST(CpuKernelSource, SpecsComeFromTheFusedNodesOfAFunction) {
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].name, "unet_fused_elementwise_0");
   EXPECT_EQ(graph::fused_program_text(specs[0].program.code), "in0 in1 add silu");
-  EXPECT_EQ(specs[0].inputs, (std::vector<graph::TensorType>{{DType::kF32, {2, 4}}, {DType::kF32, {4}}}));
+  EXPECT_EQ(specs[0].inputs, (std::vector<TensorType>{{DType::kF32, {2, 4}}, {DType::kF32, {4}}}));
   EXPECT_EQ(specs[1].name, "unet_fused_elementwise_1");
   EXPECT_EQ(specs[1].program.constants, std::vector<float>{3.0f});
-  EXPECT_EQ(specs[1].output, (graph::TensorType{DType::kF32, {2, 4}}));
+  EXPECT_EQ(specs[1].output, (TensorType{DType::kF32, {2, 4}}));
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ void expect_bitwise_equal(const CpuTensor& actual, const CpuTensor& expected, co
   EXPECT_EQ(expect_close(tensor_values(actual), tensor_values(expected), 0.0, what), 0u) << what;
 }
 
-graph::Attrs program_attrs(const std::string& program, const std::vector<double>& constants = {}) {
-  graph::Attrs attrs{{"program", program}, {"kernel", std::string("k")}};
+Attrs program_attrs(const std::string& program, const std::vector<double>& constants = {}) {
+  Attrs attrs{{"program", program}, {"kernel", std::string("k")}};
   if (!constants.empty()) attrs.set("constants", constants);
   return attrs;
 }
@@ -27,7 +27,7 @@ TEST(FusedElementwiseKernel, EveryUnaryInstructionMatchesItsOpKernel) {
   const Shape shape = {3, 1037};  // rows longer than a vector, with a ragged tail
   const CpuTensor x = random_cpu_tensor(shape, 1, 3.0f);
   const CpuTensor positive = random_cpu_tensor(shape, 2, 3.0f, true);
-  const graph::TensorType type{DType::kF32, shape};
+  const TensorType type{DType::kF32, shape};
   for (const char* op :
        {"neg", "exp", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "silu", "gelu", "quick_gelu"}) {
     const std::string name = op;
@@ -36,7 +36,7 @@ TEST(FusedElementwiseKernel, EveryUnaryInstructionMatchesItsOpKernel) {
     const CpuTensor actual = run_cpu_kernel("fused_elementwise", {&input}, program_attrs("in0 " + name), type);
     expect_bitwise_equal(actual, expected, name);
   }
-  const graph::Attrs clamp{{"min", -0.5}, {"max", 1.25}};
+  const Attrs clamp{{"min", -0.5}, {"max", 1.25}};
   expect_bitwise_equal(
       run_cpu_kernel("fused_elementwise", {&x}, program_attrs("in0 c0 max c1 min", {-0.5, 1.25}), type),
       run_cpu_kernel("clamp", {&x}, clamp, type), "clamp");
@@ -56,7 +56,7 @@ TEST(FusedElementwiseKernel, BinaryInstructionsBroadcastLikeTheirOpKernels) {
       const auto extent = [&](const Shape& s) { return from_end < s.size() ? s[s.size() - 1 - from_end] : 1; };
       out_shape[i] = std::max(extent(shape_a), extent(shape_b));
     }
-    const graph::TensorType type{DType::kF32, out_shape};
+    const TensorType type{DType::kF32, out_shape};
     for (const char* op : {"add", "sub", "mul", "div"}) {
       const std::string what = std::string(op) + " " + shape_to_string(shape_a) + " " + shape_to_string(shape_b);
       expect_bitwise_equal(
@@ -69,7 +69,7 @@ TEST(FusedElementwiseKernel, BinaryInstructionsBroadcastLikeTheirOpKernels) {
 TEST(FusedElementwiseKernel, MinAndMaxAreStdMinAndStdMax) {
   const CpuTensor a = random_cpu_tensor({300}, 5);
   const CpuTensor b = random_cpu_tensor({300}, 6);
-  const graph::TensorType type{DType::kF32, {300}};
+  const TensorType type{DType::kF32, {300}};
   const CpuTensor low = run_cpu_kernel("fused_elementwise", {&a, &b}, program_attrs("in0 in1 min"), type);
   const CpuTensor high = run_cpu_kernel("fused_elementwise", {&a, &b}, program_attrs("in0 in1 max"), type);
   for (std::int64_t i = 0; i < 300; ++i) {
@@ -81,7 +81,7 @@ TEST(FusedElementwiseKernel, MinAndMaxAreStdMinAndStdMax) {
 // silu((x + bias) * 0.5) - gelu(x) / y over [4, 64, 1000] (threads, many tiles), step by step.
 TEST(FusedElementwiseKernel, ChainedProgramEqualsTheOpsOneByOne) {
   const Shape shape = {4, 64, 1000};
-  const graph::TensorType type{DType::kF32, shape};
+  const TensorType type{DType::kF32, shape};
   const CpuTensor x = random_cpu_tensor(shape, 7);
   const CpuTensor bias = random_cpu_tensor({1000}, 8);
   const CpuTensor y = random_cpu_tensor({4, 1, 1}, 9, 1.0f, true);
@@ -101,7 +101,7 @@ TEST(FusedElementwiseKernel, ChainedProgramEqualsTheOpsOneByOne) {
 TEST(FusedElementwiseKernel, BroadcastOnlyResultsFillTheOutput) {
   const CpuTensor one = random_cpu_tensor({1}, 11);
   const CpuTensor big = random_cpu_tensor({3, 2100}, 12);
-  const graph::TensorType type{DType::kF32, {3, 2100}};
+  const TensorType type{DType::kF32, {3, 2100}};
   const CpuTensor filled =
       run_cpu_kernel("fused_elementwise", {&big, &one}, program_attrs("in1 exp c0 add", {2.0}), type);
   const float expected = std::exp(one.fdata()[0]) + 2.0f;

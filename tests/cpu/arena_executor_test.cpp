@@ -28,7 +28,7 @@ runtime::LaunchList lower(const graph::Function& function) {
   return passes::lower_to_launch_list(function, passes::plan_memory(function), {{"w", "", {DType::kF32, {3}}}});
 }
 
-CpuTensor tensor_of(const graph::TensorType& type, const std::vector<float>& values) {
+CpuTensor tensor_of(const TensorType& type, const std::vector<float>& values) {
   CpuTensor tensor = CpuTensor::allocate(type);
   EXPECT_EQ(static_cast<std::size_t>(tensor.numel()), values.size());
   std::copy(values.begin(), values.end(), tensor.fdata());
@@ -46,7 +46,7 @@ void bind_test_weight(ArenaExecutor& executor) {
 
 std::vector<CpuTensor> graph_executor_outputs(const graph::Function& function, const CpuTensor& x) {
   CpuExecutor executor(function);
-  executor.bind_weights([](const std::string& name, const graph::TensorType&, const WeightPacking*) {
+  executor.bind_weights([](const std::string& name, const TensorType&, const WeightPacking*) {
     EXPECT_EQ(name, "w");
     return std::make_shared<std::vector<float>>(websd::test::launch_test_weight());
   });
@@ -55,7 +55,7 @@ std::vector<CpuTensor> graph_executor_outputs(const graph::Function& function, c
 
 using websd::test::error_of;
 
-const graph::TensorType kInputType{DType::kF32, {2, 3}};
+const TensorType kInputType{DType::kF32, {2, 3}};
 const std::vector<float> kInputA = {0.0f, 1.0f, -2.0f, 3.5f, 4.0f, -0.25f};
 const std::vector<float> kInputB = {-1.0f, 0.5f, 2.0f, -3.0f, 0.75f, 6.0f};
 

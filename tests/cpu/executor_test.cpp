@@ -16,7 +16,7 @@ TEST(CpuExecutor, BindsWeightsAndRunsElementwiseChains) {
   const auto y = b.op("silu", {b.add(b.mul(x, w), b.scalar(1.0))});
   function.set_outputs({b.reshape(y, {3, 2}), y});
   CpuExecutor executor(function);
-  executor.bind_weights([](const std::string& name, const graph::TensorType&, const WeightPacking*) {
+  executor.bind_weights([](const std::string& name, const TensorType&, const WeightPacking*) {
     EXPECT_EQ(name, "w");
     return std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3});
   });
@@ -36,11 +36,11 @@ TEST(CpuExecutor, RejectsWrongInputsAndMissingWeights) {
   function.set_outputs({b.mul(x, b.weight("w", {2}))});
   CpuExecutor executor(function);
   EXPECT_THROW(executor.run({CpuTensor::allocate({DType::kF32, {2}})}), Error);  // weights unbound
-  EXPECT_THROW(executor.bind_weights([](const std::string&, const graph::TensorType&, const WeightPacking*) {
+  EXPECT_THROW(executor.bind_weights([](const std::string&, const TensorType&, const WeightPacking*) {
     return std::make_shared<std::vector<float>>(3);
   }),
                Error);
-  executor.bind_weights([](const std::string&, const graph::TensorType&, const WeightPacking*) {
+  executor.bind_weights([](const std::string&, const TensorType&, const WeightPacking*) {
     return std::make_shared<std::vector<float>>(2);
   });
   EXPECT_THROW(executor.run({CpuTensor::allocate({DType::kF32, {3}})}), Error);
@@ -53,7 +53,7 @@ TEST(CpuExecutor, GatherRejectsOutOfRangeIds) {
   const auto ids = b.input("ids", {DType::kI64, {3}});
   function.set_outputs({b.op("gather_rows", {b.weight("table", {4, 2}), ids})});
   CpuExecutor executor(function);
-  executor.bind_weights([](const std::string&, const graph::TensorType&, const WeightPacking*) {
+  executor.bind_weights([](const std::string&, const TensorType&, const WeightPacking*) {
     return std::make_shared<std::vector<float>>(8);
   });
   CpuTensor input = CpuTensor::allocate({DType::kI64, {3}});

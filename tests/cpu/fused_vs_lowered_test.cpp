@@ -13,7 +13,7 @@ namespace {
 struct Case {
   const char* op;
   std::vector<Shape> input_shapes;
-  graph::Attrs attrs;
+  Attrs attrs;
 };
 
 class FusedVsLowered : public ::testing::TestWithParam<Case> {};

@@ -113,7 +113,7 @@ cpu::WeightSource checkpoint_weights(const CheckpointComponent& component, const
   component.bind(param_specs(params));  // throws, listing every mismatch
   const auto known = std::make_shared<std::map<std::string, ModelParam>>(params_by_name(params));
   return
-      [&component, known](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+      [&component, known](const std::string& name, const TensorType& type, const cpu::WeightPacking* packing) {
         const auto it = known->find(name);
         EXPECT_NE(it, known->end()) << "the graph's weight '" << name << "' is not in the parameter list";
         if (it == known->end()) return std::shared_ptr<std::vector<float>>();
@@ -126,7 +126,7 @@ cpu::WeightSource checkpoint_weights(const CheckpointComponent& component, const
 
 cpu::WeightSource random_weights(const std::vector<ModelParam>& params, std::uint64_t seed) {
   const auto known = std::make_shared<std::map<std::string, ModelParam>>(params_by_name(params));
-  return [known, seed](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+  return [known, seed](const std::string& name, const TensorType& type, const cpu::WeightPacking* packing) {
     const auto it = known->find(name);
     EXPECT_NE(it, known->end()) << "the graph's weight '" << name << "' is not in the parameter list";
     if (it == known->end()) return std::shared_ptr<std::vector<float>>();

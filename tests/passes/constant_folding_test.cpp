@@ -53,7 +53,7 @@ TEST(ConstantFolding, FoldsAShapeAndArithmeticChainIntoOneConstant) {
   ASSERT_EQ(result.function.nodes().size(), 2u);
   EXPECT_EQ(result.function.nodes()[1].op->name, "add");
   const ValueId folded = result.function.nodes()[1].inputs[1];
-  EXPECT_EQ(result.function.value(folded).type, (graph::TensorType{DType::kF32, {2, 2}}));
+  EXPECT_EQ(result.function.value(folded).type, (TensorType{DType::kF32, {2, 2}}));
   EXPECT_EQ(constant_values(result.function, folded), (std::vector<double>{9, -5, 11, -7}));
 }
 

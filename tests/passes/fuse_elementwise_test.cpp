@@ -185,7 +185,7 @@ graph::Function cpu_passes(const graph::Function& function) {
 
 // Deterministic small random weights per name, packed when the kernel asks.
 cpu::WeightSource random_weights() {
-  return [](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+  return [](const std::string& name, const TensorType& type, const cpu::WeightPacking* packing) {
     std::mt19937 engine(static_cast<std::uint32_t>(std::hash<std::string>()(name)));
     std::normal_distribution<float> normal(0.0f, 0.1f);
     std::vector<float> values(static_cast<std::size_t>(type.numel()));

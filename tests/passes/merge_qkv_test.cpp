@@ -86,7 +86,7 @@ WeightValues with_recipes(WeightValues originals, const std::vector<WeightRecipe
 
 cpu::WeightSource weight_source(const WeightValues& values) {
   const auto held = std::make_shared<const WeightValues>(values);
-  return [held](const std::string& name, const graph::TensorType& type, const cpu::WeightPacking* packing) {
+  return [held](const std::string& name, const TensorType& type, const cpu::WeightPacking* packing) {
     const auto it = held->find(name);
     EXPECT_NE(it, held->end()) << "the function reads weight '" << name << "' which nobody materialised";
     if (it == held->end()) return std::shared_ptr<std::vector<float>>();
@@ -96,7 +96,7 @@ cpu::WeightSource weight_source(const WeightValues& values) {
   };
 }
 
-cpu::CpuTensor random_input(const graph::TensorType& type, std::uint32_t seed) {
+cpu::CpuTensor random_input(const TensorType& type, std::uint32_t seed) {
   cpu::CpuTensor tensor = cpu::CpuTensor::allocate(type);
   std::mt19937 engine(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -157,7 +157,7 @@ TEST(MergeQkv, MergesThreeBiasFreeProjectionsIntoOneLinearAndSlices) {
   const WeightRecipe& recipe = merged.recipes[0];
   EXPECT_EQ(recipe.name, "blk.attn.to_qkv.weight");
   EXPECT_EQ(recipe.kind, WeightRecipe::Kind::kConcatRows);
-  EXPECT_EQ(recipe.type, (graph::TensorType{DType::kF32, {22, 8}}));
+  EXPECT_EQ(recipe.type, (TensorType{DType::kF32, {22, 8}}));
   ASSERT_EQ(recipe.sources.size(), 3u);
   EXPECT_EQ(recipe.sources[0].name, "blk.attn.to_q.weight");
   EXPECT_EQ(recipe.sources[1].name, "blk.attn.to_k.weight");
@@ -181,7 +181,7 @@ TEST(MergeQkv, MergesBiasesWithTheirWeights) {
   EXPECT_EQ(weight_names(merged.function), (std::vector<std::string>{"text_model.layers.0.self_attn.qkv_proj.weight",
                                                                      "text_model.layers.0.self_attn.qkv_proj.bias"}));
   ASSERT_EQ(merged.recipes.size(), 2u);
-  EXPECT_EQ(merged.recipes[1].type, (graph::TensorType{DType::kF32, {22}}));
+  EXPECT_EQ(merged.recipes[1].type, (TensorType{DType::kF32, {22}}));
   EXPECT_EQ(merged.recipes[1].sources[1].name, "text_model.layers.0.self_attn.k_proj.bias");
 }
 

@@ -141,7 +141,6 @@ TEST(StorageDType, RoundTripErrorReportsAbsoluteRelativeAndFlushed) {
 }
 
 TEST(StorageDType, NormsBiasesAndOtherVectorsStayF32) {
-  using graph::TensorType;
   for (const DType storage : {DType::kF16, DType::kBF16}) {
     EXPECT_EQ(weight_storage_dtype(TensorType{DType::kF32, {320}}, storage), DType::kF32);  // bias, norm scale
     EXPECT_EQ(weight_storage_dtype(TensorType{DType::kF32, {}}, storage), DType::kF32);

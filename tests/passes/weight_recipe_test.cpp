@@ -13,7 +13,6 @@
 namespace websd::passes {
 namespace {
 
-using graph::TensorType;
 
 TensorType f32(Shape shape) { return {DType::kF32, std::move(shape)}; }
 

@@ -100,7 +100,7 @@ TEST(LaunchList, AttributesOfEveryKindSurviveExactly) {
   list.inputs = {0};
   list.outputs = {1};
   list.arena_bytes = 64;
-  graph::Attrs attrs;
+  Attrs attrs;
   attrs.set("int", std::int64_t{-7})
       .set("int_big", std::int64_t{1} << 53)
       .set("float_one", 1.0)

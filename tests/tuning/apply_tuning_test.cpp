@@ -18,7 +18,6 @@
 namespace websd::tuning {
 namespace {
 
-using graph::TensorType;
 
 // Two attention nodes of different workloads (self and causal) and one more of the first workload.
 graph::Function attention_graph() {

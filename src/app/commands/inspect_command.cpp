@@ -274,7 +274,7 @@ void verify_executor(const artifact::Artifact& artifact, const runtime::LaunchLi
   artifact.release_weight_pages();
 }
 
-std::string types_text(const std::vector<graph::TensorType>& types) {
+std::string types_text(const std::vector<TensorType>& types) {
   std::string text;
   for (const auto& type : types) text += (text.empty() ? "" : ", ") + type.to_string();
   return "(" + text + ")";
@@ -309,27 +309,27 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
   // Each call generate makes: with guidance (batch 2), without (batch 1), decoding, and img2img's encoding.
   struct Call {
     std::string symbol;
-    std::vector<graph::TensorType> inputs, outputs;
+    std::vector<TensorType> inputs, outputs;
   };
-  const auto f32 = [](Shape shape) { return graph::TensorType{DType::kF32, std::move(shape)}; };
+  const auto f32 = [](Shape shape) { return TensorType{DType::kF32, std::move(shape)}; };
   const auto types_of = [](const runtime::LaunchList& list, const std::vector<std::int32_t>& ids) {
-    std::vector<graph::TensorType> types;
+    std::vector<TensorType> types;
     for (const auto id : ids) types.push_back(list.values[id].type);
     return types;
   };
-  const std::vector<graph::TensorType> clip_out = types_of(lists.at("clip"), lists.at("clip").outputs);
+  const std::vector<TensorType> clip_out = types_of(lists.at("clip"), lists.at("clip").outputs);
   const std::int64_t hidden = clip_out.size() == 1 && clip_out[0].rank() == 3 ? clip_out[0].shape[2] : -1;
   const std::int64_t latent_h = height / info.vae_scale_factor, latent_w = width / info.vae_scale_factor;
   std::vector<Call> calls;
   for (const std::int64_t batch : {2, 1}) {
     const std::string suffix = batch == 2 ? "" : "_b1";
-    const graph::TensorType latents = f32({batch, info.latent_channels, latent_h, latent_w});
-    const graph::TensorType context = f32({batch, info.max_tokens, hidden});
-    calls.push_back({"clip" + suffix, {graph::TensorType{DType::kI64, {batch, info.max_tokens}}}, {context}});
+    const TensorType latents = f32({batch, info.latent_channels, latent_h, latent_w});
+    const TensorType context = f32({batch, info.max_tokens, hidden});
+    calls.push_back({"clip" + suffix, {TensorType{DType::kI64, {batch, info.max_tokens}}}, {context}});
     calls.push_back({"unet" + suffix, {latents, f32({batch}), context}, {latents}});
   }
-  const graph::TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
-  const graph::TensorType image = f32({1, 3, height, width});
+  const TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
+  const TensorType image = f32({1, 3, height, width});
   calls.push_back({"vae_decode", {latent}, {image}});
   calls.push_back({"vae_encode", {image}, {latent, latent}});
   for (const Call& call : calls) {

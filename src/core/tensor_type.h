@@ -6,7 +6,7 @@
 #include "core/dtype.h"
 #include "core/host_tensor.h"
 
-namespace websd::graph {
+namespace websd {
 
 struct TensorType {
   DType dtype = DType::kF32;
@@ -19,4 +19,4 @@ struct TensorType {
   std::string to_string() const;
 };
 
-}  // namespace websd::graph
+}  // namespace websd

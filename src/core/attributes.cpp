@@ -1,11 +1,11 @@
-#include "graph/attributes.h"
+#include "core/attributes.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "core/error.h"
 
-namespace websd::graph {
+namespace websd {
 namespace {
 
 std::string format_double(double value) {
@@ -119,4 +119,4 @@ std::string Attrs::to_string() const {
   return text;
 }
 
-}  // namespace websd::graph
+}  // namespace websd

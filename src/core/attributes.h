@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-namespace websd::graph {
+namespace websd {
 
 using AttrValue = std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>>;
 
@@ -41,4 +41,4 @@ class Attrs {
   std::vector<std::pair<std::string, AttrValue>> entries_;  // sorted by name
 };
 
-}  // namespace websd::graph
+}  // namespace websd

@@ -1,9 +1,0 @@
-#include "graph/tensor_type.h"
-
-namespace websd::graph {
-
-std::string TensorType::to_string() const {
-  return dtype_lower_name(dtype) + shape_to_string(shape);
-}
-
-}  // namespace websd::graph
