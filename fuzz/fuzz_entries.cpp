@@ -15,8 +15,12 @@
 #include "artifact/artifact_manifest.h"
 #include "artifact/weight_index.h"
 #include "core/dtype.h"
+#include "cpu/cpu_device.h"
+#include "cpu/cpu_kernels.h"
+#include "cpu/onednn_conv.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "runtime/executor.h"
 #include "runtime/launch_list.h"
 
 namespace websd::fuzz {
@@ -219,6 +223,99 @@ void fuzz_launch_list(FuzzInput data) {
   const nlohmann::json written = runtime::launch_list_to_json(list);
   const nlohmann::json again = runtime::launch_list_to_json(runtime::launch_list_from_json(written));
   if (written != again) throw FuzzInvariantError("an accepted launch list does not survive writing and reading");
+}
+
+namespace {
+
+constexpr std::uint64_t kMaxExecArenaBytes = 64ull << 20;
+constexpr std::uint64_t kMaxExecTensorBytes = 16ull << 20;
+constexpr std::size_t kMaxExecLaunches = 4096;
+
+// Deterministic weights of the size their kernels read: row-major ones exactly their type, packed
+// convolution weights as large as this CPU's packing of their convolution.
+class SyntheticWeights final : public runtime::WeightSource {
+ public:
+  explicit SyntheticWeights(const runtime::LaunchList& list) : list_(list) {}
+
+  runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
+    std::uint64_t count = static_cast<std::uint64_t>(weight.type.numel());
+    if (!weight.layout.empty()) count = std::max<std::uint64_t>(count, packed_floats(weight));
+    if (count * sizeof(float) > kMaxExecTensorBytes) throw Error("fuzz", "weight beyond the harness's small shapes");
+    auto values = std::make_shared<std::vector<float>>(count);
+    for (std::size_t i = 0; i < values->size(); ++i) (*values)[i] = 0.02f * static_cast<float>(i % 101) - 1.0f;
+    return {std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+  }
+
+ private:
+  std::uint64_t packed_floats(const runtime::LaunchWeight& weight) const {
+    std::uint64_t most = 0;
+    for (const runtime::Launch& launch : list_.launches) {
+      const std::vector<std::int32_t> reads = launch.reads();
+      if (list_.kernel_of(launch).entry != "conv2d_nhwc" || reads.size() < 2 || launch.writes().size() != 1) continue;
+      const runtime::LaunchValue& value = list_.values[reads[1]];
+      if (value.placement != runtime::Placement::kWeight || list_.weights[value.index].name != weight.name) continue;
+      std::vector<const TensorType*> types;
+      for (const auto id : reads) types.push_back(&list_.values[id].type);
+      try {
+        most = std::max(most, cpu::conv_packed_weight_bytes(cpu::conv2d_nhwc_geometry(
+                                  types, launch.attrs, list_.values[launch.writes()[0]].type)) /
+                                  sizeof(float));
+      } catch (const Error&) {
+        // A convolution the device will refuse at load anyway.
+      }
+    }
+    return most;
+  }
+
+  const runtime::LaunchList& list_;
+};
+
+bool within_small_shapes(const runtime::LaunchList& list) {
+  if (list.launches.size() > kMaxExecLaunches) return false;
+  if (static_cast<std::uint64_t>(list.memory.total_bytes()) > kMaxExecArenaBytes) return false;
+  for (const auto id : list.inputs) {
+    if (runtime::value_bytes(list.values[id].type) > kMaxExecTensorBytes) return false;
+  }
+  for (const auto& weight : list.weights) {
+    if (runtime::value_bytes(weight.type) > kMaxExecTensorBytes) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void fuzz_launch_list_exec(FuzzInput data) {
+  const artifact::JsonFieldReader reader("launch list", "fuzz input");
+  runtime::LaunchList list = runtime::launch_list_from_json(reader.parse(as_text(data)));
+  if (!within_small_shapes(list)) return;
+  for (runtime::Kernel& kernel : list.kernels) {
+    if (kernel.source != "file") continue;
+    kernel.source = "builtin";
+    kernel.entry = "fused_elementwise";
+  }
+  cpu::CpuDevice device;
+  runtime::Executor executor(device, std::move(list));
+  SyntheticWeights weights(executor.launch_list());
+  executor.bind_weights(weights);
+  const runtime::LaunchList& bound = executor.launch_list();
+  for (std::size_t i = 0; i < bound.inputs.size(); ++i) {
+    const TensorType& type = bound.values[bound.inputs[i]].type;
+    const auto count = static_cast<std::size_t>(type.numel());
+    if (dtype_is_float(type.dtype)) {
+      HostTensor input(type.shape, std::vector<float>(count));
+      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
+      executor.set_input(i, input);
+    } else {
+      std::vector<std::int64_t> ids(count);
+      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 300);
+      executor.set_input(i, ids, type.shape);
+    }
+  }
+  executor.submit();
+  for (std::size_t o = 0; o < bound.outputs.size(); ++o) {
+    if (bound.values[bound.outputs[o]].type.dtype == DType::kF32) executor.read_output(o);
+  }
+  executor.wait();
 }
 
 }  // namespace websd::fuzz

@@ -4,7 +4,7 @@
 // input, rejected cleanly). It throws FuzzInvariantError when the code under test accepted the
 // input but broke one of its own promises (a bug); a crash or a sanitizer report is a bug too.
 // Thread-safety: fuzz_safetensors, fuzz_artifact_manifest and fuzz_launch_list are; fuzz_tokenizer is not (it
-// rewrites one scratch folder per process).
+// rewrites one scratch folder per process), nor is fuzz_launch_list_exec (kernels use every core).
 #pragma once
 
 #include <cstddef>
@@ -47,6 +47,14 @@ void fuzz_artifact_manifest(FuzzInput data);
 // reader either rejects it or accepts it, and what it accepts must write (launch_list_to_json) to
 // JSON that reads back to the same JSON.
 void fuzz_launch_list(FuzzInput data);
+
+// The bytes are one function's launch list, as in fuzz_launch_list, and what the reader accepts is
+// executed on the CPU device (runtime::Executor over cpu::CpuDevice) with deterministic weights and
+// inputs: loading must refuse, or running must finish, without a crash or a sanitizer report.
+// Generated (`file`) kernels run as the CPU's fused-elementwise interpreter of the same program,
+// since no compiled library goes with the bytes. Lists beyond small shapes (arenas over 64 MiB, a
+// weight or input over 16 MiB, more than 4096 launches) are skipped: they are valid, only slow.
+void fuzz_launch_list_exec(FuzzInput data);
 
 // Runs `entry` the way a libFuzzer target does: websd::Error is an accepted outcome, anything else
 // escapes (libFuzzer then reports the input as a crash).

@@ -199,15 +199,17 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
       report.weight_count += 1;
       report.weight_bytes += bytes.size();
     }
-    const passes::MemoryPlan plan = passes::plan_memory(function);
-    const runtime::LaunchList list = passes::lower_to_launch_list(function, plan, std::move(placements));
+    const passes::MemoryPlan plan = passes::plan_memory(function, target.memory_limits());
+    const runtime::LaunchList list = passes::lower_to_launch_list(
+        function, plan, std::move(placements), [&target](const graph::Node& node) { return target.launch_kernel(node); });
     std::size_t generated = 0;
-    for (const auto& launch : list.launches) generated += launch.kernel.empty() ? 0 : 1;
+    for (const auto& launch : list.launches) generated += list.kernel_of(launch).source == "file" ? 1 : 0;
     report.functions.push_back({function.symbol(), list.launches.size(), generated, plan.unplanned_bytes,
                                 plan.arena_bytes, plan.peak_live_bytes});
     launch_lists[function.symbol()] = runtime::launch_list_to_json(list);
     memory_plans.push_back({{"function", function.symbol()},
                             {"arena_bytes", plan.arena_bytes},
+                            {"arenas", plan.arenas},
                             {"peak_bytes", plan.peak_live_bytes},
                             {"unplanned_bytes", plan.unplanned_bytes}});
     signatures.push_back(signature_of(function, list.launches.size(), plan.arena_bytes));

@@ -11,11 +11,13 @@
 #include "core/error.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/cpu_kernels.h"
+#include "graph/op_registry.h"
 #include "io/interrupt_cleanup.h"
 #include "passes/channels_last.h"
 #include "passes/fuse_conv_residual.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/fuse_norm_activation.h"
+#include "passes/launch_lowering.h"
 #include "passes/merge_qkv.h"
 #include "passes/verify.h"
 #include "tuning/apply_tuning.h"
@@ -75,6 +77,22 @@ passes::Pipeline CpuTarget::pass_list(const PassListHooks& hooks) const {
                         return f;
                       }});
   return pipeline;
+}
+
+// Host memory: 64-byte alignment (cache lines, AVX-512 loads), no buffer limit worth planning for.
+passes::MemoryLimits CpuTarget::memory_limits() const { return {}; }
+
+// Fused elementwise groups run as entry points of the generated library, every other op as the
+// runtime's own kernel.
+runtime::Kernel CpuTarget::launch_kernel(const graph::Node& node) const {
+  runtime::Kernel kernel = passes::builtin_kernel(node);
+  if (node.op->name == "fused_elementwise") {
+    kernel.source = "file";
+    kernel.file = kKernelLibraryPath;
+    kernel.entry = node.attrs.get_string("kernel", node.op->name);
+    kernel.name = kernel.entry;
+  }
+  return kernel;
 }
 
 std::optional<WeightLayout> CpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {

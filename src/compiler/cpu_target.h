@@ -14,6 +14,8 @@ class CpuTarget : public Target {
   std::string summary() const override;
   bool supports(const std::string& op) const override;
   passes::Pipeline pass_list(const PassListHooks& hooks) const override;
+  passes::MemoryLimits memory_limits() const override;
+  runtime::Kernel launch_kernel(const graph::Node& node) const override;
   std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
   GeneratedKernels generate_kernels(const graph::Module& compiled,
                                     const std::function<void(const std::string&)>& progress) const override;

@@ -1,7 +1,7 @@
 // What the compiler needs of a target to build an artifact for it (build_artifact.h). A target
-// describes itself statically: the ops its runtime executes, its pass list, the form its weights
-// are stored in and the kernels it generates, so an artifact for a device can be built on a machine
-// without that device. Targets are found by name in the registry (target_registry.h); runtime
+// describes itself statically: the ops its runtime executes, its pass list, its memory limits, the
+// kernel each launch runs, the form its weights are stored in and the kernels it generates, so an artifact for a device
+// can be built on a machine without that device. Targets are found by name in the registry (target_registry.h); runtime
 // libraries never link this.
 #pragma once
 
@@ -15,8 +15,10 @@
 
 #include "graph/function.h"
 #include "graph/module.h"
+#include "passes/memory_plan.h"
 #include "passes/pass_pipeline.h"
 #include "passes/weight_recipe.h"
+#include "runtime/launch_list.h"
 #include "tuning/tuning_db.h"
 
 namespace websd::compiler {
@@ -55,6 +57,10 @@ class Target {
   // Whether this target's runtime executes `op` (views, passes::lowers_to_view, need no kernel).
   virtual bool supports(const std::string& op) const = 0;
   virtual passes::Pipeline pass_list(const PassListHooks& hooks) const = 0;
+  // The alignment of arena offsets and the largest buffer the target's device binds.
+  virtual passes::MemoryLimits memory_limits() const = 0;
+  // The kernel a launch of `node` runs (passes::builtin_kernel for the runtime's own kernels).
+  virtual runtime::Kernel launch_kernel(const graph::Node& node) const = 0;
   // The layout weight `id` of a compiled function is stored in; nullopt for plain row-major.
   virtual std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const = 0;
   // Generates (and, where the target needs it, compiles) the kernels of the compiled functions.

@@ -108,7 +108,10 @@ std::vector<CpuTensor> CpuExecutor::run(const std::vector<CpuTensor>& inputs) co
       (*cpu_kernel_lookup(node.op->name))(operands, node.attrs, output);
     }
     if (profile_ != nullptr) {
-      profile_->add(function_, node, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      std::vector<const Shape*> shapes;
+      for (const auto input : node.inputs) shapes.push_back(&function_.value(input).type.shape);
+      profile_->add(node.op->name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    runtime::kernel_flops(node.op->name, shapes, function_.value(node.outputs[0]).type.numel()));
     }
     for (const auto id : node.inputs) {
       if (last_use_[id] == static_cast<std::int32_t>(n) && function_.value(id).kind == graph::ValueKind::kNode) {

@@ -17,7 +17,7 @@
 
 #include "cpu/buffer_pool.h"
 #include "cpu/cpu_tensor.h"
-#include "cpu/op_profile.h"
+#include "runtime/op_profile.h"
 #include "graph/function.h"
 #include "tuning/tuning_db.h"
 
@@ -57,7 +57,7 @@ class CpuExecutor {
   // Inputs in the function's input order; types must match exactly.
   std::vector<CpuTensor> run(const std::vector<CpuTensor>& inputs) const;
   // When set, run() times every node into `profile` (which must outlive the executor's runs).
-  void set_profile(OpProfile* profile) { profile_ = profile; }
+  void set_profile(runtime::OpProfile* profile) { profile_ = profile; }
   // Tunable kernels in the compiled function, and how many of them got a tuning record.
   std::size_t tunable_count() const { return tunable_count_; }
   std::size_t tuned_count() const { return tuned_count_; }
@@ -66,7 +66,7 @@ class CpuExecutor {
   graph::Function function_;
   std::vector<CpuTensor> weights_;      // parallel to function_.weights()
   std::vector<std::int32_t> last_use_;  // per value: index of the last node reading it
-  OpProfile* profile_ = nullptr;
+  runtime::OpProfile* profile_ = nullptr;
   std::size_t tunable_count_ = 0;
   std::size_t tuned_count_ = 0;
   std::unique_ptr<BufferPool> pool_ = std::make_unique<BufferPool>();  // kept between runs

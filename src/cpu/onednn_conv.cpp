@@ -283,6 +283,11 @@ std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* o
   });
 }
 
+std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry) {
+  return with_onednn_errors(geometry,
+                            [&] { return static_cast<std::uint64_t>(plan_for(geometry).weights.get_size()); });
+}
+
 std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) {
   // Each buffer of the thread's scratch grows to the largest any call wants, so the sum of maxima.
   std::size_t rows = 0, src = 0, dst = 0, scratchpad = 0;

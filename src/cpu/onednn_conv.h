@@ -32,6 +32,9 @@ std::string conv_weight_layout(const ConvGeometry& geometry);
 // The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs.
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw);
 
+// Bytes of conv_pack_weight's result: what a kernel reading a packed weight reads.
+std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry);
+
 // Drops every cached primitive (and the scratch memory oneDNN holds for it) and the calling
 // thread's reorder and im2col buffers; later calls rebuild what they need. For a backend that
 // switches to another network: the previous network's convolutions would otherwise stay resident

@@ -7,15 +7,14 @@
 
 #include "artifact/artifact.h"
 #include "core/error.h"
-#include "cpu/arena_executor.h"
-#include "cpu/kernel_library.h"
+#include "cpu/cpu_device.h"
 #include "cpu/onednn_conv.h"
+#include "runtime/artifact_weight_source.h"
+#include "runtime/executor.h"
 #include "runtime/launch_list.h"
 
 namespace websd::engine {
 namespace {
-
-constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
 
 std::int64_t model_int(const nlohmann::json& model, const char* key) {
   const auto it = model.find(key);
@@ -32,11 +31,12 @@ struct ArtifactBackend::State {
   Residency residency;
   ModelInfo info;
   std::int64_t width = 0, height = 0;
-  std::optional<cpu::KernelLibrary> library;
+  cpu::CpuDevice device;
+  runtime::ArtifactWeightSource weights{artifact};
   std::map<std::string, runtime::LaunchList> lists;
-  std::map<std::string, std::unique_ptr<cpu::ArenaExecutor>> executors;
+  std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
   std::string active_network;
-  cpu::OpProfile* profile = nullptr;
+  runtime::OpProfile* profile = nullptr;
 
   State(const std::string& dir, std::optional<std::string> key_file, Residency residency_policy)
       : artifact(artifact::Artifact::open(dir, {"cpu", std::move(key_file), false})), residency(residency_policy) {
@@ -65,11 +65,9 @@ struct ArtifactBackend::State {
       runtime::LaunchList list = runtime::launch_list_from_json(json);
       if (list.symbol != symbol)
         throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
+      // Every kernel runnable here (the kernel library verified and loaded), before any call.
+      device.prepare(list, runtime::artifact_kernel_files(artifact));
       lists.emplace(symbol, std::move(list));
-    }
-    const nlohmann::json* kernels = artifact.section("kernels");
-    if (kernels != nullptr && kernels->is_array() && !kernels->empty()) {
-      library.emplace(cpu::KernelLibrary::open(artifact.file_path(kKernelLibraryPath)));
     }
   }
 
@@ -100,35 +98,11 @@ struct ArtifactBackend::State {
     active_network = network;
   }
 
-  cpu::ArenaExecutor& executor(const std::string& symbol) {
+  runtime::Executor& executor(const std::string& symbol) {
     activate(symbol);
     if (const auto found = executors.find(symbol); found != executors.end()) return *found->second;
-    const auto list = lists.find(symbol);
-    if (list == lists.end()) throw Error("artifact", artifact.dir() + ": has no function '" + symbol + "'");
-    auto made = std::make_unique<cpu::ArenaExecutor>(list->second, library ? &*library : nullptr);
-    made->bind_weights([this](const runtime::LaunchWeight& weight) {
-      const artifact::WeightEntry* entry = artifact.find_weight(weight.name);
-      if (entry == nullptr)
-        throw Error("artifact",
-                    artifact.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
-      const std::span<const std::byte> bytes = artifact.weight(weight.name);
-      const DType dtype = entry->dtype;
-      // A packed weight may be padded, never smaller; a row-major one is exactly its type.
-      const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(dtype);
-      if (weight.layout.empty() ? bytes.size() != logical : bytes.size() < logical) {
-        throw Error("artifact", artifact.dir() + ": weight '" + weight.name + "' holds " +
-                                    std::to_string(bytes.size()) + " bytes, its launch list wants " +
-                                    weight.type.to_string() + " (edited or corrupt: rebuild the artifact)");
-      }
-      if (dtype == DType::kF32) {
-        // In place: the shard is mapped (or decrypted) for as long as the artifact is open.
-        return cpu::CpuTensor::view(weight.type, const_cast<std::byte*>(bytes.data()));
-      }
-      const std::size_t count = bytes.size() / dtype_size(dtype);
-      auto widened = std::make_shared<std::vector<float>>(count);
-      convert_to_f32(bytes.data(), dtype, count, widened->data());
-      return cpu::CpuTensor{weight.type, std::move(widened), nullptr};
-    });
+    auto made = std::make_unique<runtime::Executor>(device, list_of(symbol), runtime::artifact_kernel_files(artifact));
+    made->bind_weights(weights);
     made->set_profile(profile);
     return *executors.emplace(symbol, std::move(made)).first->second;
   }
@@ -175,7 +149,7 @@ std::string ArtifactBackend::model_files_dir() const {
   return state_->artifact.dir() + "/model";
 }
 
-void ArtifactBackend::set_profile(cpu::OpProfile* profile) {
+void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
   state_->profile = profile;
   for (auto& [symbol, executor] : state_->executors) executor->set_profile(profile);
 }
@@ -188,9 +162,10 @@ HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, st
   const std::string symbol = batch == 2 ? "clip" : "clip_b1";
   const Shape shape{batch, static_cast<std::int64_t>(ids.size()) / batch};
   state_->check_shapes(symbol, {shape}, "token ids");
-  cpu::CpuTensor input{TensorType{DType::kI64, shape}, nullptr,
-                       std::make_shared<std::vector<std::int64_t>>(ids)};
-  return state_->executor(symbol).run({input}).at(0).to_host();
+  runtime::Executor& executor = state_->executor(symbol);
+  executor.set_input(0, ids, shape);
+  executor.submit();
+  return executor.read_output(0);
 }
 
 HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
@@ -198,22 +173,29 @@ HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, cons
   const std::string symbol = batch == 2 ? "unet" : "unet_b1";
   state_->check_shapes(symbol, {sample.shape, {batch}, context.shape}, "UNet sample");
   HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
-  return state_->executor(symbol)
-      .run(
-          {cpu::CpuTensor::from_host(sample), cpu::CpuTensor::from_host(timesteps), cpu::CpuTensor::from_host(context)})
-      .at(0)
-      .to_host();
+  runtime::Executor& executor = state_->executor(symbol);
+  executor.set_input(0, sample);
+  executor.set_input(1, timesteps);
+  executor.set_input(2, context);
+  executor.submit();
+  return executor.read_output(0);
 }
 
 HostTensor ArtifactBackend::vae_decode(const HostTensor& latents) {
   state_->check_shapes("vae_decode", {latents.shape}, "latents");
-  return state_->executor("vae_decode").run({cpu::CpuTensor::from_host(latents)}).at(0).to_host();
+  runtime::Executor& executor = state_->executor("vae_decode");
+  executor.set_input(0, latents);
+  executor.submit();
+  return executor.read_output(0);
 }
 
 std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
   state_->check_shapes("vae_encode", {image.shape}, "image");
-  const std::vector<cpu::CpuTensor> outputs = state_->executor("vae_encode").run({cpu::CpuTensor::from_host(image)});
-  return {outputs.at(0).to_host(), outputs.at(1).to_host()};
+  runtime::Executor& executor = state_->executor("vae_encode");
+  executor.set_input(0, image);
+  executor.submit();
+  HostTensor mean = executor.read_output(0);
+  return {std::move(mean), executor.read_output(1)};
 }
 
 std::vector<std::string> ArtifactBackend::function_names() const {
@@ -224,20 +206,24 @@ std::vector<std::string> ArtifactBackend::function_names() const {
 
 double ArtifactBackend::run_function_once(const std::string& symbol) {
   const runtime::LaunchList& list = state_->list_of(symbol);
-  std::vector<cpu::CpuTensor> inputs;
-  for (const auto id : list.inputs) {
-    cpu::CpuTensor input = cpu::CpuTensor::allocate(list.values[id].type);
-    if (dtype_is_float(input.type.dtype)) {
-      for (std::int64_t i = 0; i < input.numel(); ++i) input.fdata()[i] = 0.01f * static_cast<float>(i % 197) - 0.9f;
+  runtime::Executor& executor = state_->executor(symbol);
+  for (std::size_t i = 0; i < list.inputs.size(); ++i) {
+    const TensorType& type = list.values[list.inputs[i]].type;
+    const auto count = static_cast<std::size_t>(type.numel());
+    if (dtype_is_float(type.dtype)) {
+      HostTensor input(type.shape, std::vector<float>(count));
+      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
+      executor.set_input(i, input);
     } else {
       // Byte-level token ids: every CLIP vocabulary has them.
-      for (std::int64_t i = 0; i < input.numel(); ++i) (*input.i64)[static_cast<std::size_t>(i)] = i % 256;
+      std::vector<std::int64_t> ids(count);
+      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 256);
+      executor.set_input(i, ids, type.shape);
     }
-    inputs.push_back(std::move(input));
   }
-  cpu::ArenaExecutor& executor = state_->executor(symbol);
   const auto start = std::chrono::steady_clock::now();
-  executor.run(inputs);
+  executor.submit();
+  executor.wait();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "cpu/op_profile.h"
+#include "runtime/op_profile.h"
 #include "engine/cpu_backend.h"
 #include "pipeline/diffusion_backend.h"
 
@@ -51,7 +51,7 @@ class ArtifactBackend final : public DiffusionBackend {
   // `websd profile` and benchmarks. Returns the wall seconds of the run.
   double run_function_once(const std::string& symbol);
   // Times every launch of later calls into `profile` (nullptr stops).
-  void set_profile(cpu::OpProfile* profile);
+  void set_profile(runtime::OpProfile* profile);
 
  private:
   struct State;

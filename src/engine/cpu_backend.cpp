@@ -7,10 +7,11 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/error.h"
-#include "cpu/arena_executor.h"
+#include "cpu/cpu_device.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/onednn_conv.h"
@@ -23,6 +24,7 @@
 #include "models/model_params.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
+#include "runtime/executor.h"
 
 namespace websd::engine {
 namespace {
@@ -64,22 +66,45 @@ void require_memory(const graph::Function& function, const passes::MemoryPlan& p
                             "); this machine has " + gibibytes_text(*available) + " available (choose a smaller size)");
 }
 
+// The weights of one compiled function for runtime::Executor: the component's float32 tensors,
+// packed as the function's convolutions want, shared with every other executor of the network.
+class ComponentWeightSource final : public runtime::WeightSource {
+ public:
+  ComponentWeightSource(ComponentWeights& weights, const graph::Function& function,
+                        const std::map<std::string, std::optional<cpu::WeightPacking>>& packings)
+      : weights_(weights), function_(function), packings_(packings) {}
+
+  runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
+    const std::optional<cpu::WeightPacking>& packing = packings_.at(weight.name);
+    std::shared_ptr<std::vector<float>> values =
+        weights_.get(function_.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr);
+    return {std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+  }
+
+ private:
+  ComponentWeights& weights_;
+  const graph::Function& function_;
+  const std::map<std::string, std::optional<cpu::WeightPacking>>& packings_;
+};
+
 // One network's executors, by input shape, all bound to the same component weights. Each runs its
 // function compiled for the CPU (CpuExecutor's pass list and tuning), memory-planned and lowered to
-// a launch list, on an ArenaExecutor: intermediates live in one planned arena, as in an artifact.
+// a launch list, on runtime::Executor over the CPU device: intermediates live in planned arenas, as
+// in an artifact.
 struct ExecutorCache {
   ComponentWeights* weights = nullptr;
-  std::map<Key, std::unique_ptr<cpu::ArenaExecutor>> executors;
-  cpu::OpProfile* profile = nullptr;
+  cpu::CpuDevice* device = nullptr;
+  std::map<Key, std::unique_ptr<runtime::Executor>> executors;
+  runtime::OpProfile* profile = nullptr;
   const tuning::TuningDb* tuning_db = nullptr;
   std::map<Key, TuningCoverage> coverage;  // kept when the executors are released
 
-  void set_profile(cpu::OpProfile* into) {
+  void set_profile(runtime::OpProfile* into) {
     profile = into;
     for (auto& [key, executor] : executors) executor->set_profile(into);
   }
 
-  cpu::ArenaExecutor& get(const Key& key, const std::function<graph::Function()>& build) {
+  runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
     const cpu::CpuExecutor compiled(build(), true, tuning_db);
     coverage[key] = {compiled.tuned_count(), compiled.tunable_count()};
@@ -94,14 +119,10 @@ struct ExecutorCache {
     }
     const passes::MemoryPlan plan = passes::plan_memory(function);
     require_memory(function, plan, weights->loaded_count() == 0);
-    auto executor = std::make_unique<cpu::ArenaExecutor>(
-        passes::lower_to_launch_list(function, plan, std::move(placements)), nullptr);
-    executor->bind_weights([this, &packings, &function](const runtime::LaunchWeight& weight) {
-      const std::optional<cpu::WeightPacking>& packing = packings.at(weight.name);
-      return cpu::CpuTensor{
-          weight.type, weights->get(function.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr),
-          nullptr};
-    });
+    auto executor = std::make_unique<runtime::Executor>(
+        *device, passes::lower_to_launch_list(function, plan, std::move(placements)));
+    ComponentWeightSource source(*weights, function, packings);
+    executor->bind_weights(source);
     executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;
   }
@@ -126,6 +147,7 @@ struct CpuBackend::State {
   VaeConfig vae;
   ModelInfo info;
   std::unique_ptr<ComponentWeights> clip_weights, unet_weights, vae_weights;
+  cpu::CpuDevice device;  // declared before the executors, which borrow it
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
   State(std::shared_ptr<const DiffusersCheckpoint> opened, Residency residency_policy, const tuning::TuningDb* db)
@@ -145,7 +167,10 @@ struct CpuBackend::State {
     unet_executors.weights = unet_weights.get();
     decode_executors.weights = vae_weights.get();
     encode_executors.weights = vae_weights.get();
-    for (ExecutorCache* cache : caches()) cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
+    for (ExecutorCache* cache : caches()) {
+      cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
+      cache->device = &device;
+    }
   }
 
   std::array<ExecutorCache*, 4> caches() {
@@ -195,7 +220,7 @@ std::size_t CpuBackend::loaded_weight_count() const {
          state_->vae_weights->loaded_count();
 }
 
-void CpuBackend::set_profile(cpu::OpProfile* profile) {
+void CpuBackend::set_profile(runtime::OpProfile* profile) {
   for (ExecutorCache* cache : state_->caches()) cache->set_profile(profile);
 }
 
@@ -219,9 +244,9 @@ HostTensor CpuBackend::encode_text(const std::vector<std::int64_t>& ids, std::in
   state_->activate(State::Network::kText);
   auto& executor =
       state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
-  cpu::CpuTensor input{TensorType{DType::kI64, {batch, tokens}}, nullptr,
-                       std::make_shared<std::vector<std::int64_t>>(ids)};
-  return executor.run({input}).at(0).to_host();
+  executor.set_input(0, ids, {batch, tokens});
+  executor.submit();
+  return executor.read_output(0);
 }
 
 HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
@@ -238,11 +263,11 @@ HostTensor CpuBackend::unet(const HostTensor& sample, double timestep, const Hos
   });
   // diffusers broadcasts one timestep over the batch and embeds it in float32.
   HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
-  return executor
-      .run(
-          {cpu::CpuTensor::from_host(sample), cpu::CpuTensor::from_host(timesteps), cpu::CpuTensor::from_host(context)})
-      .at(0)
-      .to_host();
+  executor.set_input(0, sample);
+  executor.set_input(1, timesteps);
+  executor.set_input(2, context);
+  executor.submit();
+  return executor.read_output(0);
 }
 
 HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
@@ -251,7 +276,9 @@ HostTensor CpuBackend::vae_decode(const HostTensor& latents) {
   state_->activate(State::Network::kVae);
   auto& executor =
       state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
-  return executor.run({cpu::CpuTensor::from_host(latents)}).at(0).to_host();
+  executor.set_input(0, latents);
+  executor.submit();
+  return executor.read_output(0);
 }
 
 std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image) {
@@ -260,8 +287,10 @@ std::pair<HostTensor, HostTensor> CpuBackend::vae_encode(const HostTensor& image
   state_->activate(State::Network::kVae);
   auto& executor =
       state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
-  const std::vector<cpu::CpuTensor> outputs = executor.run({cpu::CpuTensor::from_host(image)});
-  return {outputs.at(0).to_host(), outputs.at(1).to_host()};
+  executor.set_input(0, image);
+  executor.submit();
+  HostTensor mean = executor.read_output(0);
+  return {std::move(mean), executor.read_output(1)};
 }
 
 }  // namespace websd::engine

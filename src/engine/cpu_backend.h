@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "cpu/op_profile.h"
+#include "runtime/op_profile.h"
 #include "import/diffusers_checkpoint.h"
 #include "pipeline/diffusion_backend.h"
 #include "tuning/tuning_db.h"
@@ -58,7 +58,7 @@ class CpuBackend final : public DiffusionBackend {
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
 
   // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
-  void set_profile(cpu::OpProfile* profile);
+  void set_profile(runtime::OpProfile* profile);
 
   // Executors held now (all networks and shapes), for tests of the cache.
   std::size_t executor_count() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
 #include "graph/op_registry.h"
 
 namespace websd::passes {
@@ -10,7 +11,9 @@ namespace {
 
 using graph::ValueId;
 
-std::int64_t aligned(std::int64_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+std::int64_t aligned(std::int64_t bytes, std::int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
 
 bool is_view(const graph::Node& node) { return node.op->name == "reshape"; }
 
@@ -19,6 +22,7 @@ struct Buffer {
   std::int64_t size;  // aligned
   std::int32_t first;
   std::int32_t last;
+  std::int32_t arena = -1;
   std::int64_t offset = -1;
 };
 
@@ -48,11 +52,12 @@ std::int64_t best_fit_offset(const Buffer& buffer, const std::vector<const Buffe
 
 }  // namespace
 
-MemoryPlan plan_memory(const graph::Function& function) {
+MemoryPlan plan_memory(const graph::Function& function, const MemoryLimits& limits) {
   const auto& values = function.values();
   const auto& nodes = function.nodes();
   const auto end_of_function = static_cast<std::int32_t>(nodes.size());
   MemoryPlan plan;
+  plan.limits = limits;
   plan.values.resize(values.size());
   for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id) {
     ValuePlacement& placement = plan.values[id];
@@ -83,7 +88,14 @@ MemoryPlan plan_memory(const graph::Function& function) {
   for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id) {
     const ValuePlacement& placement = plan.values[id];
     if (placement.storage != Storage::kArena || placement.buffer != id) continue;
-    buffers.push_back({id, aligned(placement.bytes), placement.first_node, std::max(last[id], placement.first_node)});
+    buffers.push_back({id, aligned(placement.bytes, limits.alignment), placement.first_node,
+                       std::max(last[id], placement.first_node)});
+    if (buffers.back().size > limits.max_buffer_bytes) {
+      throw Error("compiler", function.symbol() + ": value '" + values[id].name + "' " + values[id].type.to_string() +
+                                  " needs " + std::to_string(buffers.back().size) +
+                                  " bytes, more than the target's largest buffer of " +
+                                  std::to_string(limits.max_buffer_bytes) + " bytes (choose a smaller image size)");
+    }
     plan.unplanned_bytes += buffers.back().size;
   }
 
@@ -94,12 +106,22 @@ MemoryPlan plan_memory(const graph::Function& function) {
     if (a->first != b->first) return a->first < b->first;
     return a->owner < b->owner;
   });
-  std::vector<const Buffer*> placed;
+  std::vector<std::vector<const Buffer*>> placed;  // per arena
   for (Buffer* buffer : order) {
-    buffer->offset = best_fit_offset(*buffer, placed);
-    placed.push_back(buffer);
-    plan.arena_bytes = std::max(plan.arena_bytes, buffer->offset + buffer->size);
+    for (std::size_t arena = 0; buffer->arena < 0; ++arena) {
+      if (arena == placed.size()) {
+        placed.emplace_back();
+        plan.arenas.push_back(0);
+      }
+      const std::int64_t offset = best_fit_offset(*buffer, placed[arena]);
+      if (offset + buffer->size > limits.max_buffer_bytes) continue;
+      buffer->arena = static_cast<std::int32_t>(arena);
+      buffer->offset = offset;
+      placed[arena].push_back(buffer);
+      plan.arenas[arena] = std::max(plan.arenas[arena], offset + buffer->size);
+    }
   }
+  for (const std::int64_t bytes : plan.arenas) plan.arena_bytes += bytes;
 
   // Live bytes per node by a difference array over lifetimes.
   std::vector<std::int64_t> delta(nodes.size() + 2, 0);
@@ -115,6 +137,7 @@ MemoryPlan plan_memory(const graph::Function& function) {
 
   for (const Buffer& buffer : buffers) {
     ValuePlacement& owner = plan.values[buffer.owner];
+    owner.arena = buffer.arena;
     owner.offset = buffer.offset;
     owner.first_node = buffer.first;
     owner.last_node = buffer.last;
@@ -122,6 +145,7 @@ MemoryPlan plan_memory(const graph::Function& function) {
   for (ValuePlacement& placement : plan.values) {
     if (placement.storage != Storage::kArena) continue;
     const ValuePlacement& owner = plan.values[placement.buffer];
+    placement.arena = owner.arena;
     placement.offset = owner.offset;
     placement.first_node = owner.first_node;
     placement.last_node = owner.last_node;

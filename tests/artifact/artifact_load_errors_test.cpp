@@ -43,17 +43,18 @@ TEST(ArtifactLoadErrors, NotAnArtifact) {
 
 TEST(ArtifactLoadErrors, NewerFormatVersionAsksToUpgradeWebsd) {
   const std::string dir = sample_dir("artifact-newer");
-  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 2; });
+  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 3; });
   expect_open_error(
-      dir, "manifest.json: format version 2 is newer than this websd reads (1) (upgrade websd to load this artifact)");
+      dir, "manifest.json: format version 3 is newer than this websd reads (2) (upgrade websd to load this artifact)");
 }
 
 TEST(ArtifactLoadErrors, OlderFormatVersionAsksToRebuild) {
   const std::string dir = sample_dir("artifact-older");
-  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 0; });
+  // Version 1 (launch lists without kernel tables and bindings) is refused, not read.
+  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 1; });
   expect_open_error(
       dir,
-      "manifest.json: format version 0 is older than this websd reads (1 to 1) (rebuild the artifact with this websd)");
+      "manifest.json: format version 1 is older than this websd reads (2 to 2) (rebuild the artifact with this websd)");
 }
 
 TEST(ArtifactLoadErrors, WrongTarget) {

@@ -53,7 +53,7 @@ TEST(InspectCommand, TextSummary) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(result.err.empty()) << result.err;
   for (const std::string& part :
-       {"artifact    " + dir + "\n", std::string("target      cpu\n"), std::string("format      1 (written by websd "),
+       {"artifact    " + dir + "\n", std::string("target      cpu\n"), std::string("format      2 (written by websd "),
         std::string("sections    functions, kernels, memory_plans\n"), std::string("functions   2\n"),
         std::string("  clip           (ids: i64[2,77]) -> (hidden: f32[2,77,32])\n"),
         std::string("  unet           (sample: f32[2,4,16,16], timestep: f32[1], context: f32[2,77,32]) -> "
@@ -73,7 +73,7 @@ TEST(InspectCommand, JsonSummary) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto summary = nlohmann::json::parse(result.out);
   EXPECT_EQ(summary["target"], "cpu");
-  EXPECT_EQ(summary["format_version"], 1);
+  EXPECT_EQ(summary["format_version"], 2);
   EXPECT_EQ(summary["functions"].size(), 2u);
   EXPECT_EQ(summary["functions"][1]["symbol"], "unet");
   EXPECT_EQ(summary["functions"][1]["inputs"][2]["shape"], nlohmann::json::array({2, 77, 32}));

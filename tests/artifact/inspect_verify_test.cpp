@@ -174,9 +174,9 @@ TEST(InspectVerify, EditedLaunchListKernelName) {
   const std::string dir = artifact_copy("inspect-verify-kernel-name");
   bool edited = false;
   test::edit_manifest(dir, [&](nlohmann::json& manifest) {
-    for (auto& launch : launch_list(manifest, "unet").at("launches")) {
-      if (!launch.value("kernel", "").empty()) {
-        launch["kernel"] = "websd_no_such_kernel";
+    for (auto& kernel : launch_list(manifest, "unet").at("kernels")) {
+      if (kernel.value("source", "") == "file") {
+        kernel["entry"] = "websd_no_such_kernel";
         edited = true;
         break;
       }

@@ -122,10 +122,8 @@ TEST(ArtifactBackend, AWeightPackedForAnotherCpuIsRefusedWithTheFix) {
   }
   ASSERT_TRUE(edited) << "the UNet has packed convolution weights";
   std::ofstream(dir + "/manifest.json") << manifest.dump();
-  engine::ArtifactBackend backend(dir);
-  const std::string message = error_of([&] {
-    backend.unet(test::reference_tensor("expected", "unet.sample"), 1, test::reference_tensor("expected", "unet.ctx"));
-  });
+  // At open: every function is prepared on this CPU before the first call.
+  const std::string message = error_of([&] { engine::ArtifactBackend backend(dir); });
   EXPECT_NE(message.find("built for another CPU; rebuild it here"), std::string::npos) << message;
 }
 
@@ -155,7 +153,7 @@ TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
 }
 
 TEST(ArtifactBackend, RunsAFunctionByNameForTheProfiler) {
-  cpu::OpProfile profile;
+  runtime::OpProfile profile;
   test::tiny_artifact_backend().set_profile(&profile);
   const double wall = test::tiny_artifact_backend().run_function_once("vae_decode");
   test::tiny_artifact_backend().set_profile(nullptr);

@@ -62,7 +62,7 @@ void expect_sound_plan(const Function& function, const MemoryPlan& plan) {
       continue;
     }
     ASSERT_EQ(placement.storage, Storage::kArena) << "%" << id;
-    EXPECT_EQ(placement.offset % kArenaAlignment, 0) << "%" << id;
+    EXPECT_EQ(placement.offset % plan.limits.alignment, 0) << "%" << id;
     EXPECT_EQ(placement.offset, plan.values[owner[id]].offset);
     EXPECT_LE(placement.offset + round_up(placement.bytes), plan.arena_bytes);
     EXPECT_EQ(placement.first_node, first[owner[id]]);

@@ -67,20 +67,20 @@ Timing time_call(int runs, const Call& call, const Hook& after_warm_up) {
 
 // Ops sorted by total time, largest first. The executors time each launch under "<op> <shapes>":
 // the rows here sum over shapes.
-std::vector<std::pair<std::string, cpu::OpTotals>> ops_by_time(const cpu::OpProfile& profile) {
-  std::map<std::string, cpu::OpTotals> by_op;
+std::vector<std::pair<std::string, runtime::OpTotals>> ops_by_time(const runtime::OpProfile& profile) {
+  std::map<std::string, runtime::OpTotals> by_op;
   for (const auto& [key, totals] : profile.by_op) {
-    cpu::OpTotals& sum = by_op[key.substr(0, key.find(' '))];
+    runtime::OpTotals& sum = by_op[key.substr(0, key.find(' '))];
     sum.seconds += totals.seconds;
     sum.calls += totals.calls;
     sum.flops += totals.flops;
   }
-  std::vector<std::pair<std::string, cpu::OpTotals>> ops(by_op.begin(), by_op.end());
+  std::vector<std::pair<std::string, runtime::OpTotals>> ops(by_op.begin(), by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   return ops;
 }
 
-nlohmann::json profile_json(const cpu::OpProfile& profile, int runs) {
+nlohmann::json profile_json(const runtime::OpProfile& profile, int runs) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& [name, totals] : ops_by_time(profile)) {
     ops.push_back({{"op", name},
@@ -92,7 +92,7 @@ nlohmann::json profile_json(const cpu::OpProfile& profile, int runs) {
 }
 
 // Per-op table of one network: time per run, share, calls per run, and GFLOP/s for GEMM-like ops.
-void print_profile(const char* network, const cpu::OpProfile& profile, int runs) {
+void print_profile(const char* network, const runtime::OpProfile& profile, int runs) {
   const double total = profile.total_seconds();
   std::printf("\n%s: %.3f s of kernels per run\n%-20s %10s %7s %7s %9s\n", network, total / runs, "op", "s/run",
               "share", "calls", "GFLOP/s");
@@ -112,7 +112,7 @@ struct BenchResult {
   std::uint64_t peak_rss = 0;
   double open_seconds = 0;          // --model: opening the checkpoint and checking every tensor
   std::uint64_t open_peak_rss = 0;  // peak RSS right after that
-  cpu::OpProfile text_profile, unet_profile, vae_profile;
+  runtime::OpProfile text_profile, unet_profile, vae_profile;
 };
 
 // Times `backend`'s three networks at width x height (0: the model's default size).
@@ -133,7 +133,7 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
             << options.runs << " timed runs each\n";
 
   // One kernel profile per network, over its timed runs only.
-  const auto profile_into = [&](cpu::OpProfile& profile) {
+  const auto profile_into = [&](runtime::OpProfile& profile) {
     return [&backend, &profile, &options] { backend.set_profile(options.profile ? &profile : nullptr); };
   };
   HostTensor context;
@@ -153,7 +153,7 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
 }
 
 nlohmann::json result_json(const BenchResult& result, const BenchOptions& options) {
-  const auto entry = [&](const Timing& t, const cpu::OpProfile& profile) {
+  const auto entry = [&](const Timing& t, const runtime::OpProfile& profile) {
     nlohmann::json json{{"median_s", t.median_s}, {"first_s", t.first_s}};
     if (options.profile) json["profile"] = profile_json(profile, options.runs);
     return json;

@@ -23,12 +23,13 @@
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
 #include "core/error.h"
-#include "cpu/arena_executor.h"
-#include "cpu/kernel_library.h"
+#include "cpu/cpu_device.h"
 #include "engine/artifact_backend.h"
 #include "io/json_file.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "runtime/artifact_weight_source.h"
+#include "runtime/executor.h"
 #include "runtime/launch_list.h"
 
 namespace websd::app {
@@ -208,8 +209,6 @@ void print_text(const ordered_json& summary) {
 
 // --- --verify ---------------------------------------------------------------------------------
 
-// Where engine::ArtifactBackend loads the generated kernels from (see FORMAT.md).
-constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
 // The functions `websd generate --artifact` calls: with guidance (batch 2), without (batch 1), and
 // img2img's encoder. The cpu target always builds all six.
 constexpr const char* kGenerateFunctions[] = {"clip", "clip_b1", "unet", "unet_b1", "vae_decode", "vae_encode"};
@@ -236,41 +235,14 @@ std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& a
 }
 
 // What engine::ArtifactBackend's executor() does for `list` when generate first calls it, without
-// running it or widening a weight: the executor is made (every launch's kernel in this CPU target
-// or the kernel library), each generated kernel's operand shapes are the library's, and every
-// weight is bound (present in the index, of the size the list wants, in this CPU's packing).
-void verify_executor(const artifact::Artifact& artifact, const runtime::LaunchList& list,
-                     const cpu::KernelLibrary* library) {
-  cpu::ArenaExecutor executor(list, library);
-  for (std::size_t i = 0; i < list.launches.size(); ++i) {
-    const runtime::Launch& launch = list.launches[i];
-    if (launch.kernel.empty()) continue;
-    const cpu::LibraryKernel& kernel = library->kernel(launch.kernel);
-    std::vector<Shape> inputs;
-    for (const auto id : launch.inputs) inputs.push_back(list.values[id].type.shape);
-    if (inputs != kernel.inputs || list.values[launch.output].type.shape != kernel.output) {
-      verify_fail(artifact.dir(), "launch list '" + list.symbol + "': launch " + std::to_string(i) + " of kernel '" +
-                                      launch.kernel + "' has operand shapes that differ from the kernel library's (" +
-                                      kEditedFix + ")");
-    }
-  }
-  executor.bind_weights([&](const runtime::LaunchWeight& weight) {
-    const artifact::WeightEntry* entry = artifact.find_weight(weight.name);
-    if (entry == nullptr) {
-      verify_fail(artifact.dir(), "the launch lists name weight '" + weight.name + "' which the index lacks");
-    }
-    const std::span<const std::byte> bytes = artifact.weight(weight.name);
-    // The rule of engine/artifact_backend.cpp: a packed weight may be padded, never smaller; a
-    // row-major one is exactly its type.
-    const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(entry->dtype);
-    if (weight.layout.empty() ? bytes.size() != logical : bytes.size() < logical) {
-      verify_fail(artifact.dir(), "weight '" + weight.name + "' holds " + std::to_string(bytes.size()) +
-                                      " bytes, its launch list wants " + weight.type.to_string() +
-                                      " (edited or corrupt: rebuild the artifact)");
-    }
-    // A view that is never run: binding checks presence and packing, not values.
-    return cpu::CpuTensor::view(weight.type, const_cast<std::byte*>(bytes.data()));
-  });
+// running it: the executor is made on the CPU device (every launch's kernel in this CPU target or
+// the verified kernel library, operand types and shapes checked) and every weight is bound
+// (present in the index, of the size the list wants, in this CPU's packing).
+void verify_executor(const artifact::Artifact& artifact, const runtime::LaunchList& list) {
+  cpu::CpuDevice device;
+  runtime::Executor executor(device, list, runtime::artifact_kernel_files(artifact));
+  runtime::ArtifactWeightSource weights(artifact);
+  executor.bind_weights(weights);
   artifact.release_weight_pages();
 }
 
@@ -281,7 +253,7 @@ std::string types_text(const std::vector<TensorType>& types) {
 }
 
 // The types generate passes to and expects from each function, from the model section, against
-// the ones the function was built for (what ArtifactBackend::check_shapes, ArenaExecutor::run and
+// the ones the function was built for (what ArtifactBackend::check_shapes, Executor::set_input and
 // the pipeline check at every call).
 void verify_signatures(const std::string& dir, const std::map<std::string, runtime::LaunchList>& lists,
                        const engine::ArtifactBackend& backend) {
@@ -370,12 +342,7 @@ ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOp
   for (const auto& [symbol, json] : artifact.section("launch_lists")->items()) {  // present: the backend loaded
     lists.emplace(symbol, runtime::launch_list_from_json(json));
   }
-  std::optional<cpu::KernelLibrary> library;
-  if (const nlohmann::json* kernels = artifact.section("kernels");
-      kernels != nullptr && kernels->is_array() && !kernels->empty()) {
-    library.emplace(cpu::KernelLibrary::open(artifact.file_path(kKernelLibraryPath)));
-  }
-  for (const auto& [symbol, list] : lists) verify_executor(artifact, list, library ? &*library : nullptr);
+  for (const auto& [symbol, list] : lists) verify_executor(artifact, list);
   verify_signatures(artifact.dir(), lists, backend);
   verify_model_files(artifact.dir(), backend);
   return {{"shards_hashed", shards},

@@ -15,7 +15,7 @@
 
 #include "app/command_registry.h"
 #include "core/error.h"
-#include "cpu/op_profile.h"
+#include "runtime/op_profile.h"
 #include "engine/artifact_backend.h"
 
 namespace websd::app {
@@ -49,7 +49,7 @@ void run_profile(const ProfileOptions& options) {
   }
   std::cerr << "websd profile: " << options.function << ": warm-up run\n";
   const double warmup = backend.run_function_once(options.function);
-  cpu::OpProfile profile;
+  runtime::OpProfile profile;
   backend.set_profile(&profile);
   double wall = 0;
   for (int run = 0; run < options.runs; ++run) {

@@ -1,0 +1,20 @@
+#include "runtime/artifact_weight_source.h"
+
+#include "core/error.h"
+
+namespace websd::runtime {
+
+WeightBytes ArtifactWeightSource::read(const LaunchWeight& weight) {
+  const artifact::WeightEntry* entry = artifact_.find_weight(weight.name);
+  if (entry == nullptr) {
+    throw Error("artifact",
+                artifact_.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
+  }
+  return {artifact_.weight(weight.name), entry->dtype, nullptr};
+}
+
+KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact) {
+  return [&artifact](const std::string& path) { return artifact.file_path(path); };
+}
+
+}  // namespace websd::runtime

@@ -1,0 +1,26 @@
+// The runtime's view of an artifact's weights and kernel files: a WeightSource that reads each
+// launch weight's verified bytes from the artifact's shards (in place: a mapped or decrypted shard
+// lives as long as the artifact), and the resolver that gives a device the verified local path of
+// a kernel file. Borrow the artifact, which must outlive every executor bound through them.
+#pragma once
+
+#include "artifact/artifact.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+
+namespace websd::runtime {
+
+class ArtifactWeightSource final : public WeightSource {
+ public:
+  explicit ArtifactWeightSource(const artifact::Artifact& artifact) : artifact_(artifact) {}
+  // Throws websd::Error("artifact") when the index lacks the weight or its shard fails verification.
+  WeightBytes read(const LaunchWeight& weight) override;
+
+ private:
+  const artifact::Artifact& artifact_;
+};
+
+// Artifact::file_path: checks the file's size and SHA-256 against the manifest first.
+KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact);
+
+}  // namespace websd::runtime

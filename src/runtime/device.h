@@ -1,0 +1,108 @@
+// What every target's run side implements (in the spirit of IREE's HAL and ggml's backend
+// interface): limits, buffers, upload/download/copy, programs prepared from a launch list, submit,
+// wait, and per-launch timing. runtime::Executor (executor.h) runs any function's launch list on
+// any Device; targets live in their own folders (the CPU's: src/cpu/cpu_device.h).
+//
+// Ordering: upload, copy and submit are executed in the order they are called; download enqueues a
+// copy whose host bytes are valid only after wait(), so a device that reads back asynchronously
+// (WebGPU's mapAsync) can implement it without blocking. Errors are websd::Error naming the device.
+// A Device and its buffers/programs are used from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "runtime/launch_list.h"
+
+namespace websd::runtime {
+
+struct DeviceLimits {
+  std::uint64_t max_buffer_bytes = 0;   // one allocation
+  std::uint64_t max_binding_bytes = 0;  // one binding of a launch (WebGPU: maxStorageBufferBindingSize)
+  std::uint64_t offset_alignment = 1;   // of a binding's offset into its buffer
+  // The dtypes arenas and input/output slots hold natively: the executor refuses a launch list with
+  // any other value dtype at load, since its sizes and offsets were computed for that dtype.
+  std::vector<DType> value_dtypes;
+  bool shader_f16 = false;  // kernels may compute in f16
+};
+
+// Memory the device owns (or adopted, see Device::import_weight). Freed when the last owner drops it.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual std::uint64_t bytes() const = 0;
+};
+using BufferPtr = std::shared_ptr<DeviceBuffer>;
+
+// A byte range of a buffer: where a value lives, or what to copy.
+struct BufferRange {
+  DeviceBuffer* buffer = nullptr;
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+// A weight's bytes as its source holds them (in the launch weight's layout), and the owner that
+// keeps them valid (may be null when the source outlives every executor bound to it).
+struct WeightBytes {
+  std::span<const std::byte> bytes;
+  DType dtype = DType::kF32;
+  std::shared_ptr<const void> owner;
+};
+
+// A launch list made ready to run on one device: kernels looked up or compiled, launches recorded.
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+};
+
+// Maps a kernel table's `file` (an artifact path) to what the device loads it from: a verified
+// local path on native builds. Throws websd::Error when the artifact has no such file.
+using KernelFileResolver = std::function<std::string(const std::string& artifact_path)>;
+
+// Seconds per launch of one submit, filled by wait().
+struct LaunchTimes {
+  std::vector<double> seconds;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual std::string name() const = 0;
+  virtual const DeviceLimits& limits() const = 0;
+
+  // Throws websd::Error naming the size when the device cannot allocate it.
+  virtual BufferPtr allocate(std::uint64_t bytes) = 0;
+  // A buffer holding `weight` as this device's kernels read it: the bytes converted to the device's
+  // storage dtype, or adopted in place (no copy) where the device can address host memory.
+  virtual BufferPtr import_weight(const LaunchWeight& weight, const WeightBytes& data) = 0;
+  virtual void upload(const BufferRange& to, std::span<const std::byte> from) = 0;
+  // Enqueues a read of `from` into `to` (to.size() == from.bytes); valid after wait().
+  virtual void download(const BufferRange& from, std::span<std::byte> to) = 0;
+  virtual void copy(const BufferRange& from, const BufferRange& to) = 0;
+
+  // Checks that the device runs every kernel of `list` (built-ins by entry name, file kernels
+  // through `files`) and prepares them. Throws websd::Error("artifact") naming the function and
+  // the first kernel it cannot run.
+  virtual std::unique_ptr<DeviceProgram> prepare(const LaunchList& list, const KernelFileResolver& files) = 0;
+  // Fixes where each value lives (values[v] for value v) for every later submit: devices record
+  // bind groups or graphs once, as fixed addresses allow.
+  virtual void bind(DeviceProgram& program, const std::vector<BufferRange>& values) = 0;
+  // Enqueues every launch of a bound program, in order; with `times`, each launch is timed.
+  virtual void submit(DeviceProgram& program, LaunchTimes* times) = 0;
+  // Returns when everything enqueued has finished.
+  virtual void wait() = 0;
+};
+
+// The launch's operands, for profiles: "<kernel entry> <shapes of reads> -> <shapes of writes>".
+std::string launch_profile_key(const LaunchList& list, const Launch& launch);
+// Its floating-point operations for profiles (GEMM-like kernels; 0 for the others).
+double launch_flops(const LaunchList& list, const Launch& launch);
+
+}  // namespace websd::runtime

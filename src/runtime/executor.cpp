@@ -1,0 +1,220 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace websd::runtime {
+namespace {
+
+std::span<const std::byte> as_bytes_of(const void* data, std::uint64_t bytes) {
+  return {static_cast<const std::byte*>(data), static_cast<std::size_t>(bytes)};
+}
+
+// A slot's allocation: never zero bytes, so every device can back it.
+std::uint64_t slot_bytes(const TensorType& type) { return std::max<std::uint64_t>(value_bytes(type), 16); }
+
+}  // namespace
+
+std::uint64_t value_bytes(const TensorType& type) {
+  return static_cast<std::uint64_t>(type.numel()) * dtype_size(type.dtype);
+}
+
+Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& files)
+    : device_(device), list_(std::move(list)) {
+  const DeviceLimits& limits = device_.limits();
+  const std::string where = list_.symbol + " on " + device_.name();
+  // The reader bounds-checks every value by its declared dtype; a device that stored a dtype in
+  // another width (the CPU keeps floats as f32) would then write past an arena. Refuse them here.
+  for (std::size_t v = 0; v < list_.values.size(); ++v) {
+    const TensorType& type = list_.values[v].type;
+    if (std::find(limits.value_dtypes.begin(), limits.value_dtypes.end(), type.dtype) == limits.value_dtypes.end()) {
+      std::string stored;
+      for (const DType dtype : limits.value_dtypes) (stored += stored.empty() ? "" : ", ") += dtype_lower_name(dtype);
+      throw Error("artifact", where + ": value " + std::to_string(v) + " is " + dtype_lower_name(type.dtype) +
+                                  "; this device stores only " + stored +
+                                  " values (an edited artifact, or one built for another target?)");
+    }
+    if (value_bytes(type) > limits.max_binding_bytes) {
+      throw Error("artifact", where + ": value " + std::to_string(v) + " " + type.to_string() + " needs " +
+                                  std::to_string(value_bytes(type)) + " bytes, more than one binding of " +
+                                  std::to_string(limits.max_binding_bytes) + " (rebuild for a smaller size)");
+    }
+  }
+  if (static_cast<std::uint64_t>(list_.memory.alignment) % limits.offset_alignment != 0) {
+    throw Error("artifact", where + ": the list's arenas are aligned to " + std::to_string(list_.memory.alignment) +
+                                " bytes; this device binds at multiples of " + std::to_string(limits.offset_alignment) +
+                                " (built for another target?)");
+  }
+  for (std::size_t a = 0; a < list_.memory.arenas.size(); ++a) {
+    if (static_cast<std::uint64_t>(list_.memory.arenas[a]) > limits.max_buffer_bytes) {
+      throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list_.memory.arenas[a]) +
+                                  " bytes exceeds this device's largest buffer of " +
+                                  std::to_string(limits.max_buffer_bytes) + " (built for another target?)");
+    }
+  }
+  program_ = device_.prepare(list_, files);
+  for (const auto id : list_.inputs) input_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
+  for (const auto id : list_.outputs) output_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
+}
+
+Executor::~Executor() = default;
+
+void Executor::bind_weights(WeightSource& source) {
+  std::vector<BufferPtr> weights;
+  weights.reserve(list_.weights.size());
+  for (const LaunchWeight& weight : list_.weights) {
+    const WeightBytes data = source.read(weight);
+    // A packed weight may be padded, never smaller; a row-major one is exactly its type.
+    const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
+    if (weight.layout.empty() ? data.bytes.size() != logical : data.bytes.size() < logical) {
+      throw Error("artifact", list_.symbol + ": weight '" + weight.name + "' holds " +
+                                  std::to_string(data.bytes.size()) + " bytes of " + dtype_lower_name(data.dtype) +
+                                  ", its launch list wants " + weight.type.to_string() +
+                                  " (edited or corrupt: rebuild the artifact)");
+    }
+    weights.push_back(device_.import_weight(weight, data));
+  }
+  weights_ = std::move(weights);
+  bound_ = false;
+}
+
+void Executor::release_weights() {
+  weights_.clear();
+  bound_ = false;
+}
+
+BufferRange Executor::input_slot(std::size_t i) const {
+  return {input_slots_.at(i).get(), 0, value_bytes(list_.values[list_.inputs[i]].type)};
+}
+
+BufferRange Executor::output_slot(std::size_t i) const {
+  return {output_slots_.at(i).get(), 0, value_bytes(list_.values[list_.outputs[i]].type)};
+}
+
+void Executor::set_input(std::size_t i, const HostTensor& tensor) {
+  if (i >= list_.inputs.size()) {
+    throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.inputs.size()) + " inputs, not " +
+                               std::to_string(i + 1));
+  }
+  const TensorType& expected = list_.values[list_.inputs[i]].type;
+  const TensorType given{DType::kF32, tensor.shape};
+  if (expected != given || tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
+    throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
+                               ", got " + given.to_string());
+  }
+  device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+}
+
+void Executor::set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape) {
+  if (i >= list_.inputs.size()) {
+    throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.inputs.size()) + " inputs, not " +
+                               std::to_string(i + 1));
+  }
+  const TensorType& expected = list_.values[list_.inputs[i]].type;
+  const TensorType given{DType::kI64, shape};
+  if (expected != given || values.size() != static_cast<std::size_t>(shape_numel(shape))) {
+    throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
+                               ", got " + given.to_string());
+  }
+  device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+}
+
+// Where every value lives: input slots, weight buffers, arena offsets. Views share their owner's
+// place; a view of an input or weight starts at its beginning.
+void Executor::bind_values() {
+  std::vector<BufferRange> ranges(list_.values.size());
+  for (std::size_t v = 0; v < list_.values.size(); ++v) {
+    const LaunchValue& value = list_.values[v];
+    const std::uint64_t bytes = value_bytes(value.type);
+    switch (value.placement) {
+      case Placement::kInput:
+        ranges[v] = {input_slots_[static_cast<std::size_t>(value.index)].get(), 0, bytes};
+        break;
+      case Placement::kWeight: {
+        DeviceBuffer* buffer = weights_[static_cast<std::size_t>(value.index)].get();
+        if (bytes > buffer->bytes()) {
+          throw Error("artifact", list_.symbol + ": value " + std::to_string(v) + " " + value.type.to_string() +
+                                      " is larger than weight '" + list_.weights[value.index].name + "' as imported");
+        }
+        ranges[v] = {buffer, 0, bytes};
+        break;
+      }
+      case Placement::kArena:
+        ranges[v] = {arenas_[static_cast<std::size_t>(value.arena)].get(), static_cast<std::uint64_t>(value.offset),
+                     bytes};
+        break;
+    }
+  }
+  device_.bind(*program_, ranges);
+  bound_ = true;
+}
+
+void Executor::submit() {
+  if (!weights_bound()) throw Error("runtime", list_.symbol + ": weights not bound");
+  if (arenas_.empty() && !list_.memory.arenas.empty()) {
+    for (const std::int64_t bytes : list_.memory.arenas) {
+      arenas_.push_back(device_.allocate(std::max<std::uint64_t>(static_cast<std::uint64_t>(bytes), 16)));
+    }
+    bound_ = false;
+  }
+  if (!bound_) bind_values();
+  timed_submit_ = profile_ != nullptr;
+  device_.submit(*program_, timed_submit_ ? &times_ : nullptr);
+  for (std::size_t i = 0; i < list_.outputs.size(); ++i) {
+    const LaunchValue& value = list_.values[list_.outputs[i]];
+    BufferRange from{nullptr, 0, value_bytes(value.type)};
+    switch (value.placement) {
+      case Placement::kInput:
+        from.buffer = input_slots_[static_cast<std::size_t>(value.index)].get();
+        break;
+      case Placement::kWeight:
+        from.buffer = weights_[static_cast<std::size_t>(value.index)].get();
+        break;
+      case Placement::kArena:
+        from.buffer = arenas_[static_cast<std::size_t>(value.arena)].get();
+        from.offset = static_cast<std::uint64_t>(value.offset);
+        break;
+    }
+    device_.copy(from, output_slot(i));
+  }
+}
+
+void Executor::wait() {
+  device_.wait();
+  if (!timed_submit_ || profile_ == nullptr) return;
+  timed_submit_ = false;
+  if (profile_keys_.empty()) {
+    for (const Launch& launch : list_.launches) {
+      profile_keys_.push_back(launch_profile_key(list_, launch));
+      launch_flops_.push_back(launch_flops(list_, launch));
+    }
+  }
+  for (std::size_t l = 0; l < times_.seconds.size() && l < list_.launches.size(); ++l) {
+    profile_->add(profile_keys_[l], times_.seconds[l], launch_flops_[l]);
+  }
+}
+
+HostTensor Executor::read_output(std::size_t i) {
+  if (i >= list_.outputs.size()) {
+    throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
+                               std::to_string(i + 1));
+  }
+  const TensorType& type = list_.values[list_.outputs[i]].type;
+  if (type.dtype != DType::kF32) {
+    throw Error("runtime",
+                list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float32 tensor");
+  }
+  HostTensor tensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
+  device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(tensor.data)));
+  wait();
+  return tensor;
+}
+
+void Executor::release_arena() {
+  arenas_.clear();
+  bound_ = false;
+}
+
+}  // namespace websd::runtime

@@ -1,0 +1,101 @@
+// Runs one function's launch list (launch_list.h) on any Device (device.h): the one executor every
+// target shares. It checks the list against the device at load (every value's dtype stored
+// natively, every arena and binding within the device's limits, every kernel runnable), binds the
+// weights from a streaming WeightSource (one at a time: read, check, import, drop), owns the
+// planned arenas (allocated on the first submit, kept until release_arena()), and keeps stable
+// input and output slots (buffers that never move, as CUDA graphs and WebGPU bind groups want).
+// Each submit runs every launch in order; with a profile attached, each launch is timed into it.
+//
+//   runtime::Executor executor(device, list, resolve_kernel_file);
+//   executor.bind_weights(source);
+//   executor.set_input(0, latents);
+//   executor.submit();
+//   HostTensor out = executor.read_output(0);  // download + wait
+//
+// Ownership: borrows the device (which must outlive it), owns list, program, arenas and slots.
+// Not thread-safe: one submit at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/host_tensor.h"
+#include "runtime/device.h"
+#include "runtime/launch_list.h"
+#include "runtime/op_profile.h"
+
+namespace websd::runtime {
+
+// Where weights come from: an artifact's shards, a checkpoint's tensors. read() may return bytes
+// that stay valid only until the next read(), unless WeightBytes::owner keeps them.
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Throws websd::Error naming the weight when the source lacks it.
+  virtual WeightBytes read(const LaunchWeight& weight) = 0;
+};
+
+class Executor {
+ public:
+  // Throws websd::Error("artifact") for a value dtype the device does not store natively, an arena
+  // larger than the device's largest buffer, a value larger than its largest binding, or a kernel
+  // the device cannot run (see Device::prepare).
+  Executor(Device& device, LaunchList list, const KernelFileResolver& files = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const LaunchList& launch_list() const { return list_; }
+  Device& device() { return device_; }
+
+  // Imports every weight the list names. A row-major weight must hold exactly its type's bytes (in
+  // the source's dtype), a packed one at least that many; else websd::Error("artifact") naming it.
+  void bind_weights(WeightSource& source);
+  void release_weights();
+  bool weights_bound() const { return weights_.size() == list_.weights.size(); }
+
+  // Fixed for the executor's life: input i and output i live in these ranges.
+  BufferRange input_slot(std::size_t i) const;
+  BufferRange output_slot(std::size_t i) const;
+  // Uploads into input slot i after checking type (or byte count) against the list.
+  void set_input(std::size_t i, const HostTensor& tensor);
+  void set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape);
+
+  // Enqueues the function on what the input slots hold; its outputs land in the output slots.
+  void submit();
+  // Waits for the device, and adds the launches' times to the profile when one is attached.
+  void wait();
+  // Downloads output i (a float value) and waits.
+  HostTensor read_output(std::size_t i);
+
+  // Frees the arenas (the next submit allocates them again).
+  void release_arena();
+  std::int64_t arena_bytes() const { return list_.memory.total_bytes(); }
+
+  // When set, every launch of later submits is timed into `profile` under launch_profile_key.
+  void set_profile(OpProfile* profile) { profile_ = profile; }
+
+ private:
+  void bind_values();
+
+  Device& device_;
+  LaunchList list_;
+  std::unique_ptr<DeviceProgram> program_;
+  std::vector<BufferPtr> weights_;
+  std::vector<BufferPtr> arenas_;
+  std::vector<BufferPtr> input_slots_, output_slots_;
+  bool bound_ = false;
+  OpProfile* profile_ = nullptr;
+  LaunchTimes times_;
+  bool timed_submit_ = false;
+  std::vector<std::string> profile_keys_;  // parallel to list_.launches, made when first profiled
+  std::vector<double> launch_flops_;
+};
+
+// The bytes a value of `type` occupies (numel x dtype size).
+std::uint64_t value_bytes(const TensorType& type);
+
+}  // namespace websd::runtime

@@ -1,0 +1,298 @@
+// runtime::Executor (runtime/executor.h) on the CPU device (cpu/cpu_device.h), running a small
+// lowered function: the same outputs as the graph executor, outputs that outlive the next run,
+// several arenas when the target's buffers are small, stable input/output slots, its errors for
+// wrong inputs, unbound weights, missing kernels, edited operand types and dtypes the device does
+// not store; and what lower_to_launch_list (passes/launch_lowering.h) makes of reshapes (views, no
+// launch), of its kernel table and of a wrong weight count.
+#include "runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/cpu_device.h"
+#include "cpu/cpu_executor.h"
+#include "graph/op_registry.h"
+#include "passes/launch_lowering.h"
+#include "passes/memory_plan.h"
+#include "support/error_text.h"
+#include "support/launch_test_function.h"
+
+namespace websd::runtime {
+namespace {
+
+using websd::test::error_of;
+
+LaunchList lower(const graph::Function& function, const passes::MemoryLimits& limits = {}) {
+  return passes::lower_to_launch_list(function, passes::plan_memory(function, limits), {{"w", "", {DType::kF32, {3}}}});
+}
+
+// The test weight, held by the source for as long as the executor may adopt it.
+class TestWeights final : public WeightSource {
+ public:
+  WeightBytes read(const LaunchWeight& weight) override {
+    EXPECT_EQ(weight.name, "w");
+    reads += 1;
+    return {std::as_bytes(std::span<const float>(*values_)), DType::kF32, values_};
+  }
+  int reads = 0;
+
+ private:
+  std::shared_ptr<std::vector<float>> values_ = std::make_shared<std::vector<float>>(websd::test::launch_test_weight());
+};
+
+const Shape kInputShape{2, 3};
+const std::vector<float> kInputA = {0.0f, 1.0f, -2.0f, 3.5f, 4.0f, -0.25f};
+const std::vector<float> kInputB = {-1.0f, 0.5f, 2.0f, -3.0f, 0.75f, 6.0f};
+
+std::vector<HostTensor> run(Executor& executor, const std::vector<float>& input) {
+  executor.set_input(0, HostTensor(kInputShape, input));
+  executor.submit();
+  std::vector<HostTensor> outputs;
+  for (std::size_t i = 0; i < executor.launch_list().outputs.size(); ++i) outputs.push_back(executor.read_output(i));
+  return outputs;
+}
+
+std::vector<HostTensor> graph_executor_outputs(const graph::Function& function, const std::vector<float>& input) {
+  cpu::CpuExecutor executor(function);
+  executor.bind_weights([](const std::string& name, const TensorType&, const cpu::WeightPacking*) {
+    EXPECT_EQ(name, "w");
+    return std::make_shared<std::vector<float>>(websd::test::launch_test_weight());
+  });
+  std::vector<HostTensor> outputs;
+  for (const auto& tensor : executor.run({cpu::CpuTensor::from_host(HostTensor(kInputShape, input))})) {
+    outputs.push_back(tensor.to_host());
+  }
+  return outputs;
+}
+
+void expect_matches_graph_executor(const std::vector<HostTensor>& outputs, const graph::Function& function,
+                                   const std::vector<float>& input) {
+  const auto expected = graph_executor_outputs(function, input);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    EXPECT_EQ(outputs[i].shape, expected[i].shape);
+    ASSERT_EQ(outputs[i].data.size(), expected[i].data.size());
+    for (std::size_t k = 0; k < expected[i].data.size(); ++k) EXPECT_FLOAT_EQ(outputs[i].data[k], expected[i].data[k]);
+  }
+}
+
+TEST(LaunchLowering, ReshapesBecomeViewsWithoutALaunch) {
+  const auto f = websd::test::launch_test_function();
+  const runtime::LaunchList list = lower(f.function);
+  std::size_t reshapes = 0;
+  for (const auto& node : f.function.nodes()) reshapes += node.op->name == "reshape" ? 1 : 0;
+  ASSERT_EQ(reshapes, 2u);
+  EXPECT_EQ(list.launches.size(), f.function.nodes().size() - reshapes);
+  for (const auto& launch : list.launches) {
+    EXPECT_NE(list.kernel_of(launch).entry, "reshape");
+    EXPECT_NE(launch.writes(), (std::vector<std::int32_t>{f.view}));
+    EXPECT_NE(launch.writes(), (std::vector<std::int32_t>{f.input_view}));
+  }
+  // A view of an intermediate shares its buffer's offset; a view of the input stays the input.
+  const runtime::LaunchValue& view = list.values[f.view];
+  EXPECT_EQ(view.placement, runtime::Placement::kArena);
+  EXPECT_EQ(view.view_of, f.product);
+  EXPECT_EQ(view.offset, list.values[f.product].offset);
+  EXPECT_EQ(view.type.shape, (Shape{3, 2}));
+  EXPECT_EQ(list.values[f.product].view_of, -1);
+  EXPECT_EQ(list.values[f.input_view].placement, runtime::Placement::kInput);
+  EXPECT_EQ(list.values[f.input_view].index, 0);
+  EXPECT_EQ(list.values[f.input_view].view_of, -1);
+  EXPECT_EQ(list.values[f.w].placement, runtime::Placement::kWeight);
+  EXPECT_EQ(list.values[f.w].index, 0);
+  EXPECT_EQ(list.input_names, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(list.outputs, (std::vector<std::int32_t>{f.result, f.view}));
+}
+
+TEST(LaunchLowering, AWrongWeightCountIsAnError) {
+  const auto f = websd::test::launch_test_function();
+  const std::string message =
+      error_of([&] { passes::lower_to_launch_list(f.function, passes::plan_memory(f.function), {}); });
+  EXPECT_NE(message.find("small: 0 weight placements for 1 weights"), std::string::npos) << message;
+}
+
+TEST(LaunchLowering, BuiltinKernelsAreTabledOncePerBindingLayout) {
+  const auto f = websd::test::launch_test_function();
+  const LaunchList list = lower(f.function);
+  std::vector<std::string> names;
+  for (const Kernel& kernel : list.kernels) {
+    names.push_back(kernel.name);
+    EXPECT_EQ(kernel.source, "builtin");
+    EXPECT_EQ(kernel.bindings.back(), Access::kWrite);
+  }
+  // mul appears twice (x*w, s*0.5) with the same layout: one entry.
+  EXPECT_EQ(std::count(names.begin(), names.end(), "mul/3"), 1);
+  EXPECT_EQ(list.memory.alignment, 64);
+  EXPECT_EQ(list.memory.arenas.size(), 1u);
+}
+
+TEST(Executor, MatchesTheGraphExecutor) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  const auto outputs = run(executor, kInputA);
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[1].shape, (Shape{3, 2}));
+  expect_matches_graph_executor(outputs, f.function, kInputA);
+  // One value by hand: x[1][2] * w[2] = -0.25 * 2 is view[2][1]; silu(-0.5) * 0.5 + x[1][2].
+  const float v = -0.25f * 2.0f;
+  EXPECT_FLOAT_EQ(outputs[1].data[5], v);
+  EXPECT_NEAR(outputs[0].data[5], v / (1 + std::exp(-v)) * 0.5f - 0.25f, 1e-6);
+}
+
+// A target whose buffers hold one value each (WebGPU binds 128 MiB at most): the plan spreads the
+// intermediates over several arenas and the results do not change.
+TEST(Executor, SeveralArenasGiveTheSameResults) {
+  const auto f = websd::test::launch_test_function();
+  const LaunchList list = lower(f.function, {64, 64});
+  EXPECT_GT(list.memory.arenas.size(), 1u);
+  for (const std::int64_t bytes : list.memory.arenas) EXPECT_LE(bytes, 64);
+  cpu::CpuDevice device;
+  Executor executor(device, list);
+  TestWeights weights;
+  executor.bind_weights(weights);
+  expect_matches_graph_executor(run(executor, kInputA), f.function, kInputA);
+  // A value larger than the largest buffer cannot be planned at all.
+  const std::string error = error_of([&] { passes::plan_memory(f.function, {64, 16}); });
+  EXPECT_NE(error.find("more than the target's largest buffer of 16 bytes"), std::string::npos) << error;
+}
+
+TEST(Executor, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  const BufferRange input = executor.input_slot(0), output = executor.output_slot(0);
+  const auto first = run(executor, kInputA);
+  const auto second = run(executor, kInputB);
+  EXPECT_EQ(executor.input_slot(0).buffer, input.buffer);
+  EXPECT_EQ(executor.output_slot(0).buffer, output.buffer);
+  EXPECT_EQ(input.bytes, 6 * sizeof(float));
+  EXPECT_NE(first[0].data, second[0].data);
+  expect_matches_graph_executor(first, f.function, kInputA);
+  expect_matches_graph_executor(second, f.function, kInputB);
+  EXPECT_EQ(weights.reads, 1);  // bound once, adopted in place
+}
+
+TEST(Executor, RunsAgainAfterTheArenaIsReleased) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  EXPECT_GT(executor.arena_bytes(), 0);
+  TestWeights weights;
+  executor.bind_weights(weights);
+  const auto before = run(executor, kInputA);
+  executor.release_arena();
+  expect_matches_graph_executor(run(executor, kInputB), f.function, kInputB);
+  executor.release_arena();
+  executor.release_arena();  // twice is harmless
+  const auto again = run(executor, kInputA);
+  EXPECT_EQ(again[0].data, before[0].data);
+  EXPECT_EQ(again[1].data, before[1].data);
+}
+
+TEST(Executor, WrongInputsAreErrors) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  const std::string index = error_of([&] { executor.set_input(1, HostTensor(kInputShape, kInputA)); });
+  EXPECT_NE(index.find("[runtime] small: has 1 inputs, not 2"), std::string::npos) << index;
+  const std::string shape = error_of([&] { executor.set_input(0, HostTensor({3, 2}, kInputA)); });
+  EXPECT_NE(shape.find("[runtime] small: input 'x' must be f32[2,3], got f32[3,2]"), std::string::npos) << shape;
+  const std::vector<std::int64_t> ids(6, 1);
+  const std::string dtype = error_of([&] { executor.set_input(0, ids, {2, 3}); });
+  EXPECT_NE(dtype.find("input 'x' must be f32[2,3], got i64[2,3]"), std::string::npos) << dtype;
+  // The executor still runs after refusing.
+  expect_matches_graph_executor(run(executor, kInputA), f.function, kInputA);
+}
+
+TEST(Executor, RunningWithoutWeightsIsAnError) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  executor.set_input(0, HostTensor(kInputShape, kInputA));
+  EXPECT_NE(error_of([&] { executor.submit(); }).find("[runtime] small: weights not bound"), std::string::npos);
+  TestWeights weights;
+  executor.bind_weights(weights);
+  EXPECT_EQ(run(executor, kInputA).size(), 2u);
+  executor.release_weights();
+  EXPECT_NE(error_of([&] { executor.submit(); }).find("weights not bound"), std::string::npos);
+}
+
+TEST(Executor, AWeightOfTheWrongSizeIsRefused) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  class Short final : public WeightSource {
+   public:
+    WeightBytes read(const LaunchWeight&) override {
+      return {std::as_bytes(std::span<const float>(values)), DType::kF32, nullptr};
+    }
+    std::vector<float> values{1.0f, 2.0f};
+  } short_weight;
+  const std::string error = error_of([&] { executor.bind_weights(short_weight); });
+  EXPECT_NE(error.find("small: weight 'w' holds 8 bytes of f32, its launch list wants f32[3]"), std::string::npos)
+      << error;
+}
+
+TEST(Executor, KernelsTheDeviceLacksFailAtConstruction) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  LaunchList generated = lower(f.function);
+  generated.kernels[generated.launches[1].kernel].source = "file";
+  generated.kernels[generated.launches[1].kernel].file = "kernels/cpu_kernels.so";
+  const std::string no_library = error_of([&] { Executor executor(device, generated); });
+  EXPECT_NE(no_library.find("small: launch 1 of 'silu' needs kernel file 'kernels/cpu_kernels.so' but no artifact"),
+            std::string::npos)
+      << no_library;
+  LaunchList unknown = lower(f.function);
+  unknown.kernels[unknown.launches[1].kernel].entry = "warp_drive";
+  const std::string no_kernel = error_of([&] { Executor executor(device, unknown); });
+  EXPECT_NE(no_kernel.find("launch 1 of 'warp_drive': this runtime's CPU target has no such kernel"), std::string::npos)
+      << no_kernel;
+}
+
+// An edited list whose operand types no longer fit the op (here silu writing a larger value than
+// it reads) would let the kernel run past its input: refused at load by the op's type inference.
+TEST(Executor, OperandTypesThatDoNotFitTheOpAreRefusedAtLoad) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  LaunchList edited = lower(f.function);
+  const std::int32_t written = edited.launches[1].writes().at(0);
+  edited.values[written].type.shape = {1, 2};
+  const std::string error = error_of([&] { Executor executor(device, edited); });
+  EXPECT_NE(error.find("small: launch 1 of 'silu': writes 1 values whose types differ"), std::string::npos) << error;
+}
+
+// Regression: the reader checks an arena value's extent by its declared dtype, so a value declared
+// f16 (or i32) at the arena's end passed it, while the CPU stores floats as f32 and would have
+// written twice the declared bytes, past the arena.
+TEST(Executor, DtypesTheDeviceDoesNotStoreNativelyAreRefusedAtLoad) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  for (const DType narrow : {DType::kF16, DType::kI32, DType::kBF16, DType::kU8}) {
+    LaunchList edited = lower(f.function);
+    auto arena_value = std::find_if(edited.values.begin(), edited.values.end(),
+                                    [](const auto& value) { return value.placement == Placement::kArena; });
+    ASSERT_NE(arena_value, edited.values.end());
+    arena_value->type.dtype = narrow;
+    const std::string error = error_of([&] { Executor executor(device, edited); });
+    EXPECT_NE(error.find("is " + dtype_lower_name(narrow) + "; this device stores only f32, i64 values"),
+              std::string::npos)
+        << error;
+  }
+}
+
+}  // namespace
+}  // namespace websd::runtime
