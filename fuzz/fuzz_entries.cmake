@@ -4,5 +4,5 @@
 if(NOT TARGET websd_fuzz_entries)
   add_library(websd_fuzz_entries ${CMAKE_CURRENT_LIST_DIR}/fuzz_entries.cpp)
   target_include_directories(websd_fuzz_entries PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(websd_fuzz_entries PUBLIC websd_io websd_tokenizer websd_artifact websd_runtime websd_cpu)
+  target_link_libraries(websd_fuzz_entries PUBLIC websd_io websd_tokenizer websd_artifact websd_runtime websd_cpu_reference)
 endif()

@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh [target...]        (default: every target)
 #   WEBSD_FUZZ_SECONDS=600 scripts/fuzz.sh tokenizer_fuzz
 #   WEBSD_FUZZ_JOBS=2 runs two targets at a time.
+#   WEBSD_FUZZ_MERGE=0 leaves fuzz/learned/ as it is (CI's bounded run, scripts/test.sh).
 # New corpus entries go to build-fuzz/corpus/<target>/ and, minimized, to fuzz/learned/<target>/
 # (kept in the repository: later runs start from it, CI replays it); fuzz/corpus/ holds only the
 # seeds. A reproducer lands in build-fuzz/crashes/<target>/. See fuzz/README.md for turning one
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${WEBSD_FUZZ_SECONDS:-60}
 # Wall-clock seconds one input may take before it counts as a hang.
 TIMEOUT=${WEBSD_FUZZ_TIMEOUT:-10}
-ALL_TARGETS=(safetensors_fuzz tokenizer_fuzz artifact_manifest_fuzz launch_list_fuzz)
+ALL_TARGETS=(safetensors_fuzz tokenizer_fuzz artifact_manifest_fuzz launch_list_fuzz launch_list_exec_fuzz)
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=("${ALL_TARGETS[@]}")
 BUILD=build-fuzz
@@ -75,10 +76,12 @@ fuzz_one() {
     rm -f "$crashes/$reproducer"
     status=0
   fi
-  local merged="$BUILD/merged/$target"
-  rm -rf "$merged" && mkdir -p "$merged"
-  "$BUILD/fuzz/$target" -merge=1 -rss_limit_mb=2048 -timeout="$TIMEOUT" "$merged" "$learned" "$corpus" \
-    >>"$log.merge" 2>&1 && rm -rf "$learned" && mv "$merged" "$learned"
+  if [[ ${WEBSD_FUZZ_MERGE:-1} != 0 ]]; then
+    local merged="$BUILD/merged/$target"
+    rm -rf "$merged" && mkdir -p "$merged"
+    "$BUILD/fuzz/$target" -merge=1 -rss_limit_mb=2048 -timeout="$TIMEOUT" "$merged" "$learned" "$corpus" \
+      >>"$log.merge" 2>&1 && rm -rf "$learned" && mv "$merged" "$learned"
+  fi
   {
     echo "== $target: ${SECONDS_PER_TARGET}s (log: $log)"
     # The last status line carries coverage (cov: edges, ft: features) and corpus size.

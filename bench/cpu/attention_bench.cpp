@@ -2,7 +2,7 @@
 // at the first two UNet levels and cross-attention over 77 text tokens. Reports GFLOP/s.
 #include <benchmark/benchmark.h>
 
-#include "cpu/cpu_kernels.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 
 namespace {
 

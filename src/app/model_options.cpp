@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "engine/demo_model.h"
+#include "backends/demo_model.h"
 
 namespace websd::app {
 
@@ -37,7 +37,7 @@ std::vector<InputPath> model_inputs(const ModelOptions& options) {
 std::shared_ptr<const DiffusersCheckpoint> open_model(const ModelOptions& options, const std::string& command) {
   std::string path = options.model;
   if (path.empty()) {
-    path = engine::ensure_demo_model([&command](const std::string& line) {
+    path = backends::ensure_demo_model([&command](const std::string& line) {
       std::cerr << "websd " << command << ": writing demo model: " << line << "\n";
     });
   }

@@ -8,9 +8,9 @@
 #include "artifact/artifact_key.h"
 #include "artifact/artifact_writer.h"
 #include "artifact/function_signatures.h"
+#include "compiler/checkpoint_model.h"
+#include "compiler/component_weights.h"
 #include "core/error.h"
-#include "engine/checkpoint_model.h"
-#include "engine/component_weights.h"
 #include "graph/module_merge.h"
 #include "graph/op_registry.h"
 #include "import/checkpoint_tokenizer.h"
@@ -109,18 +109,18 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   }
   // The configs, checked against each other, then (ComponentWeights) every tensor against them.
   const DiffusersCheckpoint& checkpoint = *options.checkpoint;
-  const engine::CheckpointModel model = engine::read_checkpoint_model(checkpoint);
+  const compiler::CheckpointModel model = compiler::read_checkpoint_model(checkpoint);
   const ClipTextConfig& clip = model.clip;
   const UNetConfig& unet = model.unet;
   const VaeConfig& vae = model.vae;
   const ModelInfo& info = model.info;
-  std::map<std::string, std::unique_ptr<engine::ComponentWeights>> weights_by_component;
-  weights_by_component["text_encoder"] = std::make_unique<engine::ComponentWeights>(
+  std::map<std::string, std::unique_ptr<compiler::ComponentWeights>> weights_by_component;
+  weights_by_component["text_encoder"] = std::make_unique<compiler::ComponentWeights>(
       checkpoint.component("text_encoder"), param_specs(clip_text_params(clip)));
   weights_by_component["unet"] =
-      std::make_unique<engine::ComponentWeights>(checkpoint.component("unet"), param_specs(unet_params(unet)));
+      std::make_unique<compiler::ComponentWeights>(checkpoint.component("unet"), param_specs(unet_params(unet)));
   weights_by_component["vae"] =
-      std::make_unique<engine::ComponentWeights>(checkpoint.component("vae"), param_specs(vae_params(vae)));
+      std::make_unique<compiler::ComponentWeights>(checkpoint.component("vae"), param_specs(vae_params(vae)));
   const std::int64_t width = options.width > 0 ? options.width : info.sample_width * info.vae_scale_factor;
   const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
   check_image_size("build", width, height, info);
@@ -170,7 +170,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   std::vector<artifact::FunctionSignature> signatures;
   for (const auto& function : compiled) {
     const std::string& component = component_of.at(function.symbol());
-    engine::ComponentWeights& source = *weights_by_component.at(component);
+    compiler::ComponentWeights& source = *weights_by_component.at(component);
     say(options, "writing the weights of " + function.symbol());
     std::vector<runtime::LaunchWeight> placements;
     for (const auto id : function.weights()) {
@@ -200,8 +200,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
       report.weight_bytes += bytes.size();
     }
     const passes::MemoryPlan plan = passes::plan_memory(function, target.memory_limits());
-    const runtime::LaunchList list = passes::lower_to_launch_list(
-        function, plan, std::move(placements), [&target](const graph::Node& node) { return target.launch_kernel(node); });
+    const runtime::LaunchList list =
+        passes::lower_to_launch_list(function, plan, std::move(placements),
+                                     [&target](const graph::Node& node) { return target.launch_kernel(node); });
     std::size_t generated = 0;
     for (const auto& launch : list.launches) generated += list.kernel_of(launch).source == "file" ? 1 : 0;
     report.functions.push_back({function.symbol(), list.launches.size(), generated, plan.unplanned_bytes,

@@ -1,8 +1,8 @@
 #include "compiler/target_registry.h"
 
-#include "compiler/cpu_target.h"
 #include "core/error.h"
 #include "core/message_text.h"
+#include "targets/cpu/codegen/cpu_target.h"
 
 namespace websd::compiler {
 

@@ -110,7 +110,10 @@ std::vector<Group> find_groups(const graph::Function& function) {
   std::set<std::string> taken;
   for (const auto id : function.weights()) taken.insert(function.value(id).name);
   std::vector<Group> groups;
-  for (const auto& [key, nodes] : candidates) {
+  for (const auto& candidate : candidates) {
+    // Not a structured binding: clang 14 (the fuzz build's, emscripten's) cannot capture one.
+    const GroupKey& key = candidate.first;
+    const std::vector<std::int32_t>& nodes = candidate.second;
     if (nodes.size() < 2 || nodes.size() > kMaxGroup) continue;
     const auto names_in_slot = [&](std::size_t slot) {
       std::vector<std::string> names;

@@ -1,7 +1,7 @@
 // What every target's run side implements (in the spirit of IREE's HAL and ggml's backend
 // interface): limits, buffers, upload/download/copy, programs prepared from a launch list, submit,
 // wait, and per-launch timing. runtime::Executor (executor.h) runs any function's launch list on
-// any Device; targets live in their own folders (the CPU's: src/cpu/cpu_device.h).
+// any Device; targets live in their own folders (the CPU's: src/targets/cpu/runtime/cpu_device.h).
 //
 // Ordering: upload, copy and submit are executed in the order they are called; download enqueues a
 // copy whose host bytes are valid only after wait(), so a device that reads back asynchronously

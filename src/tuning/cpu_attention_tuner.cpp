@@ -6,7 +6,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "cpu/cpu_kernels.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 
 namespace websd::tuning {
 namespace {

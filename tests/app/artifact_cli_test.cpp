@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/cpu_target.h"
+#include "targets/cpu/codegen/cpu_target.h"
 #include "io/safetensors_reader.h"
 #include "support/file_lock.h"
 #include "support/fixtures.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "compiler/build_artifact.h"
-#include "compiler/cpu_target.h"
+#include "targets/cpu/codegen/cpu_target.h"
 #include "compiler/target_registry.h"
 #include "core/error.h"
 #include "import/diffusers_checkpoint.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/printer.h"
 #include "models/graphs/pipeline_helpers.h"
 #include "models/graphs/sd_graphs.h"

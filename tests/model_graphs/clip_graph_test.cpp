@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "cpu/cpu_test_util.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph/printer.h"
 #include "graph_test_support.h"
 #include "import/diffusers_checkpoint.h"

@@ -3,8 +3,8 @@
 // configurations of our own with random weights, non-square sizes included.
 #include <gtest/gtest.h>
 
-#include "cpu/cpu_executor.h"
-#include "cpu/cpu_test_util.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph_test_support.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/param_spec.h"
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/function.h"
 #include "import/checkpoint_component.h"
 #include "models/model_params.h"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "cpu/cpu_test_util.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph_test_support.h"
 
 namespace websd {

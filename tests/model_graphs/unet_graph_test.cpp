@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "core/error.h"
-#include "cpu/cpu_test_util.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph_test_support.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"

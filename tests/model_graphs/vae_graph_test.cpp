@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "cpu/cpu_test_util.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph_test_support.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"

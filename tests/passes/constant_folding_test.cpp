@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
 #include "models/graphs/sd_graphs.h"

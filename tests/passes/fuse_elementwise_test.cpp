@@ -11,8 +11,8 @@
 #include <functional>
 #include <random>
 
-#include "cpu/cpu_executor.h"
-#include "cpu/cpu_kernels.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
 #include "models/graphs/sd_graphs.h"

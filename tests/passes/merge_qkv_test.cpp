@@ -12,7 +12,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
 #include "models/clip_config.h"

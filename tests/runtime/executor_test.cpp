@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "cpu/cpu_device.h"
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_device.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/op_registry.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "core/error.h"
-#include "cpu/cpu_executor.h"
-#include "cpu/cpu_kernels.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
 #include "support/tensor_compare.h"

@@ -18,9 +18,9 @@
 #include "app/model_options.h"
 #include "app/process_stats.h"
 #include "core/error.h"
-#include "cpu/onednn_conv.h"
-#include "engine/artifact_backend.h"
-#include "engine/cpu_backend.h"
+#include "targets/cpu/runtime/onednn_conv.h"
+#include "backends/artifact_backend.h"
+#include "backends/checkpoint_backend.h"
 #include "import/checkpoint_tokenizer.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/random/torch_generator.h"
@@ -210,13 +210,13 @@ void run_bench(const BenchOptions& options) {
     reset_peak_rss();
     const auto open_start = std::chrono::steady_clock::now();
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
-    engine::CpuBackend backend(checkpoint, engine::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+    backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
     result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
     result.open_peak_rss = peak_rss_bytes();
     result.path = checkpoint->dir();
     bench_backend(backend, checkpoint_tokenizer(*checkpoint), options, result);
     if (tuning_db) {
-      const engine::TuningCoverage coverage = backend.tuning_coverage();
+      const backends::TuningCoverage coverage = backend.tuning_coverage();
       std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
     }
   }
@@ -229,7 +229,7 @@ void run_bench(const BenchOptions& options) {
     result.backend = "artifact";
     result.path = options.artifact;
     reset_peak_rss();
-    engine::ArtifactBackend backend(options.artifact);
+    backends::ArtifactBackend backend(options.artifact);
     result.width = options.width ? options.width : backend.width();
     result.height = options.height ? options.height : backend.height();
     bench_backend(backend, load_clip_tokenizer(backend.model_files_dir()), options, result);

@@ -18,8 +18,8 @@
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "core/error.h"
-#include "engine/artifact_backend.h"
-#include "engine/cpu_backend.h"
+#include "backends/artifact_backend.h"
+#include "backends/checkpoint_backend.h"
 #include "import/checkpoint_tokenizer.h"
 #include "io/json_file.h"
 #include "io/output_paths.h"
@@ -172,13 +172,13 @@ void run_generate(const GenerateOptions& options) {
   std::optional<tuning::TuningDb> tuning_db;
   if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
   std::unique_ptr<DiffusionBackend> backend_owner;
-  engine::CpuBackend* graph_backend = nullptr;
+  backends::CheckpointBackend* graph_backend = nullptr;
   std::string model_dir;
   std::optional<ClipTokenizer> tokenizer;
   nlohmann::json scheduler_config;
   std::string scheduler_origin;
   if (!options.artifact.empty()) {
-    auto artifact = std::make_unique<engine::ArtifactBackend>(
+    auto artifact = std::make_unique<backends::ArtifactBackend>(
         options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
     model_dir = artifact->model_files_dir();
     tokenizer = load_clip_tokenizer(model_dir);
@@ -204,7 +204,7 @@ void run_generate(const GenerateOptions& options) {
     scheduler_config = checkpoint->scheduler_config();
     scheduler_origin = checkpoint->scheduler_config_origin().empty() ? model_dir + "/scheduler/scheduler_config.json"
                                                                      : checkpoint->scheduler_config_origin();
-    auto graph = std::make_unique<engine::CpuBackend>(checkpoint, engine::Residency::kOneNetwork,
+    auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
                                                       tuning_db ? &*tuning_db : nullptr);
     graph_backend = graph.get();
     backend_owner = std::move(graph);
@@ -235,7 +235,7 @@ void run_generate(const GenerateOptions& options) {
       },
       [&printer](const ProgressEvent& event) { printer(event); });
   if (tuning_db && graph_backend != nullptr) {
-    const engine::TuningCoverage coverage = graph_backend->tuning_coverage();
+    const backends::TuningCoverage coverage = graph_backend->tuning_coverage();
     std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
   }
 

@@ -6,7 +6,7 @@
 // --verify runs every check that `websd generate --model` runs when it loads the checkpoint, each
 // failing with the error generate would give: the networks' configs (text_encoder, unet, vae: value
 // types and ranges, and that they fit together), every tensor against the networks' parameter lists
-// (missing, unexpected, misshapen: engine::CpuBackend binds them without loading weights), the
+// (missing, unexpected, misshapen: backends::CheckpointBackend binds them without loading weights), the
 // scheduler (its config turned into a scheduler) and the tokenizer (loaded); then it reads every
 // weight (streamed, bounded memory) and fails on non-finite values.
 
@@ -22,7 +22,7 @@
 #include "app/model_options.h"
 #include "app/process_stats.h"
 #include "core/error.h"
-#include "engine/cpu_backend.h"
+#include "backends/checkpoint_backend.h"
 #include "import/checkpoint_tokenizer.h"
 #include "import/checkpoint_verify.h"
 #include "import/diffusers_checkpoint.h"
@@ -195,7 +195,7 @@ void print_text(const nlohmann::ordered_json& summary) {
 // The checks `websd generate --model` runs when it loads `checkpoint`, in its order, each throwing
 // the websd::Error generate would throw. Returns their names, for the summary.
 std::vector<std::string> run_load_checks(const std::shared_ptr<const DiffusersCheckpoint>& checkpoint) {
-  // The network configs: value types and ranges (CpuBackend parses the same three again).
+  // The network configs: value types and ranges (CheckpointBackend parses the same three again).
   const CheckpointComponent& text_encoder = checkpoint->component("text_encoder");
   const CheckpointComponent& unet = checkpoint->component("unet");
   const CheckpointComponent& vae = checkpoint->component("vae");
@@ -204,7 +204,7 @@ std::vector<std::string> run_load_checks(const std::shared_ptr<const DiffusersCh
   vae_config_from_json(vae.config(), vae.config_origin());
   // That the configs fit together, and every tensor against the networks' parameter lists (headers
   // only: no weight is loaded until a network runs).
-  { const engine::CpuBackend backend(checkpoint); }
+  { const backends::CheckpointBackend backend(checkpoint); }
   // The scheduler generate makes when no --scheduler or --scheduler-config is given.
   if (checkpoint->scheduler_config().is_null()) {
     const std::string origin = checkpoint->scheduler_config_origin().empty()

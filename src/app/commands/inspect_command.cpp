@@ -4,7 +4,7 @@
 // every check that `websd generate --artifact` runs when it loads the artifact and calls its
 // functions, plus reading every byte: the SHA-256 of every weight shard (decrypted with the key)
 // and of every file the manifest lists (the kernel library, the model's tokenizer and scheduler
-// files); the load itself (engine::ArtifactBackend: model section, launch lists, kernel library);
+// files); the load itself (backends::ArtifactBackend: model section, launch lists, kernel library);
 // each function's executor with its weights bound (kernels present, generated kernels' operand
 // shapes, weights present with their sizes and packings) and its input and output types against
 // what the model section makes generate pass; the tokenizer and the scheduler.
@@ -23,8 +23,8 @@
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
 #include "core/error.h"
-#include "cpu/cpu_device.h"
-#include "engine/artifact_backend.h"
+#include "targets/cpu/runtime/cpu_device.h"
+#include "backends/artifact_backend.h"
 #include "io/json_file.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
@@ -234,7 +234,7 @@ std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& a
   return {artifact.shards().size(), files};
 }
 
-// What engine::ArtifactBackend's executor() does for `list` when generate first calls it, without
+// What backends::ArtifactBackend's executor() does for `list` when generate first calls it, without
 // running it: the executor is made on the CPU device (every launch's kernel in this CPU target or
 // the verified kernel library, operand types and shapes checked) and every weight is bound
 // (present in the index, of the size the list wants, in this CPU's packing).
@@ -256,7 +256,7 @@ std::string types_text(const std::vector<TensorType>& types) {
 // the ones the function was built for (what ArtifactBackend::check_shapes, Executor::set_input and
 // the pipeline check at every call).
 void verify_signatures(const std::string& dir, const std::map<std::string, runtime::LaunchList>& lists,
-                       const engine::ArtifactBackend& backend) {
+                       const backends::ArtifactBackend& backend) {
   const ModelInfo& info = backend.info();
   const std::int64_t width = backend.width(), height = backend.height();
   const std::string facts = "model section (latent_channels " + std::to_string(info.latent_channels) +
@@ -316,7 +316,7 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
 }
 
 // The tokenizer and scheduler generate makes from the artifact's model files (verified).
-void verify_model_files(const std::string& dir, const engine::ArtifactBackend& backend) {
+void verify_model_files(const std::string& dir, const backends::ArtifactBackend& backend) {
   const std::string model_dir = backend.model_files_dir();
   const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
   if (tokenizer.max_length() != backend.info().max_tokens) {
@@ -336,7 +336,7 @@ void verify_model_files(const std::string& dir, const engine::ArtifactBackend& b
 // Everything above, in the order generate meets it. Returns what was checked, for the summary.
 ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOptions& options) {
   const auto [shards, files] = verify_checksums(artifact);
-  const engine::ArtifactBackend backend(
+  const backends::ArtifactBackend backend(
       artifact.dir(), options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
   std::map<std::string, runtime::LaunchList> lists;
   for (const auto& [symbol, json] : artifact.section("launch_lists")->items()) {  // present: the backend loaded

@@ -16,7 +16,7 @@
 #include "app/command_registry.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
-#include "engine/artifact_backend.h"
+#include "backends/artifact_backend.h"
 
 namespace websd::app {
 namespace {
@@ -39,7 +39,7 @@ struct Row {
 
 void run_profile(const ProfileOptions& options) {
   if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
-  engine::ArtifactBackend backend(options.artifact,
+  backends::ArtifactBackend backend(options.artifact,
                                   options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
   const std::vector<std::string> functions = backend.function_names();
   if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {

@@ -16,7 +16,7 @@
 #include "app/model_options.h"
 #include "app/version.h"
 #include "core/error.h"
-#include "cpu/cpu_executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
 #include "pipeline/diffusion_backend.h"

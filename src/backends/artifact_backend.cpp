@@ -1,0 +1,230 @@
+#include "backends/artifact_backend.h"
+
+#include <malloc.h>
+
+#include <chrono>
+#include <map>
+
+#include "artifact/artifact.h"
+#include "core/error.h"
+#include "runtime/artifact_weight_source.h"
+#include "runtime/executor.h"
+#include "runtime/launch_list.h"
+#include "targets/cpu/runtime/cpu_device.h"
+#include "targets/cpu/runtime/onednn_conv.h"
+
+namespace websd::backends {
+namespace {
+
+std::int64_t model_int(const nlohmann::json& model, const char* key) {
+  const auto it = model.find(key);
+  if (it == model.end() || !it->is_number_integer()) {
+    throw Error("artifact", std::string("the model section lacks integer '") + key + "' (rebuild the artifact)");
+  }
+  return it->get<std::int64_t>();
+}
+
+}  // namespace
+
+struct ArtifactBackend::State {
+  artifact::Artifact artifact;
+  Residency residency;
+  ModelInfo info;
+  std::int64_t width = 0, height = 0;
+  cpu::CpuDevice device;
+  runtime::ArtifactWeightSource weights{artifact};
+  std::map<std::string, runtime::LaunchList> lists;
+  std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
+  std::string active_network;
+  runtime::OpProfile* profile = nullptr;
+
+  State(const std::string& dir, std::optional<std::string> key_file, Residency residency_policy)
+      : artifact(artifact::Artifact::open(dir, {"cpu", std::move(key_file), false})), residency(residency_policy) {
+    const nlohmann::json* model = artifact.section("model");
+    if (model == nullptr || !model->is_object())
+      throw Error("artifact", dir + ": no model section (rebuild the artifact)");
+    info.latent_channels = model_int(*model, "latent_channels");
+    info.vae_scale_factor = model_int(*model, "vae_scale_factor");
+    const auto scaling = model->find("vae_scaling_factor");
+    if (scaling == model->end() || !scaling->is_number())
+      throw Error("artifact", dir + ": the model section lacks vae_scaling_factor");
+    info.vae_scaling_factor = scaling->get<double>();
+    info.max_tokens = model_int(*model, "max_tokens");
+    info.sample_height = model_int(*model, "sample_height");
+    info.sample_width = model_int(*model, "sample_width");
+    info.latent_size_multiple = model_int(*model, "latent_size_multiple");
+    const auto name = model->find("name");
+    info.name = name != model->end() && name->is_string() ? name->get<std::string>() : "artifact";
+    width = model_int(*model, "width");
+    height = model_int(*model, "height");
+
+    const nlohmann::json* section = artifact.section("launch_lists");
+    if (section == nullptr || !section->is_object())
+      throw Error("artifact", dir + ": no launch_lists section (rebuild the artifact)");
+    for (const auto& [symbol, json] : section->items()) {
+      runtime::LaunchList list = runtime::launch_list_from_json(json);
+      if (list.symbol != symbol)
+        throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
+      // Every kernel runnable here (the kernel library verified and loaded), before any call.
+      device.prepare(list, runtime::artifact_kernel_files(artifact));
+      lists.emplace(symbol, std::move(list));
+    }
+  }
+
+  static std::string network_of(const std::string& symbol) {
+    if (symbol.rfind("clip", 0) == 0) return "text";
+    if (symbol.rfind("unet", 0) == 0) return "unet";
+    return "vae";
+  }
+
+  // Under Residency::kOneNetwork, drops the executors (arenas, widened weights) of the other networks.
+  void activate(const std::string& symbol) {
+    const std::string network = network_of(symbol);
+    if (residency != Residency::kOneNetwork || network == active_network) return;
+    bool released = false;
+    for (auto it = executors.begin(); it != executors.end();) {
+      if (network_of(it->first) != network) {
+        it = executors.erase(it);
+        released = true;
+      } else {
+        ++it;
+      }
+    }
+    if (released) {
+      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
+      malloc_trim(0);
+      artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
+    }
+    active_network = network;
+  }
+
+  runtime::Executor& executor(const std::string& symbol) {
+    activate(symbol);
+    if (const auto found = executors.find(symbol); found != executors.end()) return *found->second;
+    auto made = std::make_unique<runtime::Executor>(device, list_of(symbol), runtime::artifact_kernel_files(artifact));
+    made->bind_weights(weights);
+    made->set_profile(profile);
+    return *executors.emplace(symbol, std::move(made)).first->second;
+  }
+
+  const runtime::LaunchList& list_of(const std::string& symbol) const {
+    const auto list = lists.find(symbol);
+    if (list == lists.end()) throw Error("artifact", artifact.dir() + ": has no function '" + symbol + "'");
+    return list->second;
+  }
+
+  // The input types must be the ones the function was built for.
+  void check_shapes(const std::string& symbol, const std::vector<Shape>& shapes, const std::string& what) const {
+    const runtime::LaunchList& list = list_of(symbol);
+    for (std::size_t i = 0; i < shapes.size() && i < list.inputs.size(); ++i) {
+      const Shape& built = list.values[list.inputs[i]].type.shape;
+      if (built != shapes[i]) {
+        throw Error("artifact", artifact.dir() + ": built for " + std::to_string(width) + "x" + std::to_string(height) +
+                                    " images; " + what + " " + shape_to_string(shapes[i]) + " does not fit " + symbol +
+                                    "'s " + list.input_names[i] + " " + shape_to_string(built) +
+                                    " (rebuild with websd build --width W --height H)");
+      }
+    }
+  }
+};
+
+ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, std::optional<std::string> key_file,
+                                 Residency residency)
+    : state_(std::make_unique<State>(artifact_dir, std::move(key_file), residency)) {}
+
+ArtifactBackend::~ArtifactBackend() = default;
+
+const ModelInfo& ArtifactBackend::info() const { return state_->info; }
+std::int64_t ArtifactBackend::width() const { return state_->width; }
+std::int64_t ArtifactBackend::height() const { return state_->height; }
+
+std::string ArtifactBackend::model_files_dir() const {
+  const nlohmann::json* files = state_->artifact.section(artifact::kFilesSection);
+  if (files != nullptr && files->is_array()) {
+    for (const auto& file : *files) {
+      const std::string path = file.value("path", "");
+      if (path.rfind("model/", 0) == 0) state_->artifact.file_path(path);  // verifies it
+    }
+  }
+  return state_->artifact.dir() + "/model";
+}
+
+void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
+  state_->profile = profile;
+  for (auto& [symbol, executor] : state_->executors) executor->set_profile(profile);
+}
+
+HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+  if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
+    throw Error("engine",
+                "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
+  }
+  const std::string symbol = batch == 2 ? "clip" : "clip_b1";
+  const Shape shape{batch, static_cast<std::int64_t>(ids.size()) / batch};
+  state_->check_shapes(symbol, {shape}, "token ids");
+  runtime::Executor& executor = state_->executor(symbol);
+  executor.set_input(0, ids, shape);
+  executor.submit();
+  return executor.read_output(0);
+}
+
+HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
+  const std::int64_t batch = sample.shape.empty() ? 0 : sample.shape[0];
+  const std::string symbol = batch == 2 ? "unet" : "unet_b1";
+  state_->check_shapes(symbol, {sample.shape, {batch}, context.shape}, "UNet sample");
+  HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
+  runtime::Executor& executor = state_->executor(symbol);
+  executor.set_input(0, sample);
+  executor.set_input(1, timesteps);
+  executor.set_input(2, context);
+  executor.submit();
+  return executor.read_output(0);
+}
+
+HostTensor ArtifactBackend::vae_decode(const HostTensor& latents) {
+  state_->check_shapes("vae_decode", {latents.shape}, "latents");
+  runtime::Executor& executor = state_->executor("vae_decode");
+  executor.set_input(0, latents);
+  executor.submit();
+  return executor.read_output(0);
+}
+
+std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
+  state_->check_shapes("vae_encode", {image.shape}, "image");
+  runtime::Executor& executor = state_->executor("vae_encode");
+  executor.set_input(0, image);
+  executor.submit();
+  HostTensor mean = executor.read_output(0);
+  return {std::move(mean), executor.read_output(1)};
+}
+
+std::vector<std::string> ArtifactBackend::function_names() const {
+  std::vector<std::string> names;
+  for (const auto& [symbol, list] : state_->lists) names.push_back(symbol);
+  return names;
+}
+
+double ArtifactBackend::run_function_once(const std::string& symbol) {
+  const runtime::LaunchList& list = state_->list_of(symbol);
+  runtime::Executor& executor = state_->executor(symbol);
+  for (std::size_t i = 0; i < list.inputs.size(); ++i) {
+    const TensorType& type = list.values[list.inputs[i]].type;
+    const auto count = static_cast<std::size_t>(type.numel());
+    if (dtype_is_float(type.dtype)) {
+      HostTensor input(type.shape, std::vector<float>(count));
+      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
+      executor.set_input(i, input);
+    } else {
+      // Byte-level token ids: every CLIP vocabulary has them.
+      std::vector<std::int64_t> ids(count);
+      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 256);
+      executor.set_input(i, ids, type.shape);
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  executor.submit();
+  executor.wait();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace websd::backends

@@ -1,0 +1,61 @@
+// DiffusionBackend over a CPU artifact written by `websd build` (see src/artifact/FORMAT.md): the
+// functions' launch lists run on runtime::Executor over the CPU device (planned arenas, nothing compiled at load),
+// generated kernels come from the artifact's verified kernel library, weights are read from the
+// verified shards (f32 ones used in place from the memory-mapped shard, f16/bf16 ones widened to
+// float32 once). The artifact is built for one image size; a call for another size is a clear
+// error that says how to rebuild. By default only the network being called keeps its executors
+// and widened weights (backends::Residency).
+//
+//   ArtifactBackend backend("sd15.art");
+//   Pipeline pipeline(backend, tokenizer);
+//
+// Ownership: owns the artifact, the kernel library, the executors. Not thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "backends/checkpoint_backend.h"
+#include "pipeline/diffusion_backend.h"
+#include "runtime/op_profile.h"
+
+namespace websd::backends {
+
+class ArtifactBackend final : public DiffusionBackend {
+ public:
+  // Throws websd::Error("artifact", ...) for everything Artifact::open refuses (not an artifact,
+  // version, target, shards, key), a kernel library that cannot be loaded, or a launch list that
+  // does not read back.
+  explicit ArtifactBackend(const std::string& artifact_dir, std::optional<std::string> key_file = std::nullopt,
+                           Residency residency = Residency::kOneNetwork);
+  ~ArtifactBackend() override;
+  ArtifactBackend(const ArtifactBackend&) = delete;
+  ArtifactBackend& operator=(const ArtifactBackend&) = delete;
+
+  const ModelInfo& info() const override;
+  HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
+  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  HostTensor vae_decode(const HostTensor& latents) override;
+  std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+
+  // The folder holding the model's tokenizer/ and scheduler/ files, each verified against the manifest.
+  std::string model_files_dir() const;
+  // The image size the artifact was built for.
+  std::int64_t width() const;
+  std::int64_t height() const;
+
+  // The symbols of the artifact's functions, sorted.
+  std::vector<std::string> function_names() const;
+  // Runs function `symbol` on inputs of its own signature filled with deterministic values; for
+  // `websd profile` and benchmarks. Returns the wall seconds of the run.
+  double run_function_once(const std::string& symbol);
+  // Times every launch of later calls into `profile` (nullptr stops).
+  void set_profile(runtime::OpProfile* profile);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace websd::backends

@@ -1,0 +1,300 @@
+#include "backends/checkpoint_backend.h"
+
+#include <malloc.h>
+
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "compiler/checkpoint_model.h"
+#include "compiler/component_weights.h"
+#include "core/error.h"
+#include "graph/op_registry.h"
+#include "import/diffusers_checkpoint.h"
+#include "io/system_memory.h"
+#include "models/graphs/sd_graphs.h"
+#include "models/model_params.h"
+#include "passes/launch_lowering.h"
+#include "passes/memory_plan.h"
+#include "runtime/executor.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_device.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
+#include "targets/cpu/runtime/onednn_conv.h"
+
+namespace websd::backends {
+namespace {
+
+using Key = std::vector<std::int64_t>;
+
+// Refuses, before anything is allocated, a network whose planned intermediates (plus its float32
+// weights when they are not loaded yet, the convolutions' workspace outside the arena and a margin
+// for other kernels' buffers) exceed the memory the machine has available: an absurd image size
+// fails with the figure instead of running into the kernel's OOM killer or std::bad_alloc minutes
+// later.
+void require_memory(const graph::Function& function, const passes::MemoryPlan& plan, bool weights_to_load) {
+  constexpr std::uint64_t kWorkspaceMargin = 512ull << 20;
+  std::uint64_t weight_bytes = 0;
+  if (weights_to_load) {
+    for (const auto id : function.weights()) {
+      weight_bytes += static_cast<std::uint64_t>(shape_numel(function.value(id).type.shape)) * sizeof(float);
+    }
+  }
+  std::vector<cpu::ConvGeometry> convolutions;
+  for (const auto& node : function.nodes()) {
+    if (node.op->name != "conv2d_nhwc") continue;
+    std::vector<const TensorType*> types;
+    for (const auto input : node.inputs) types.push_back(&function.value(input).type);
+    convolutions.push_back(cpu::conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type));
+  }
+  const std::uint64_t workspace = cpu::conv_workspace_bytes(convolutions) + kWorkspaceMargin;
+  const auto intermediates = static_cast<std::uint64_t>(plan.arena_bytes);
+  const std::uint64_t needed = intermediates + weight_bytes + workspace;
+  const std::optional<std::uint64_t> available = available_memory_bytes();
+  if (!available || needed <= *available) return;
+  std::string inputs;
+  for (const auto id : function.inputs()) {
+    inputs += (inputs.empty() ? "" : ", ") + shape_to_string(function.value(id).type.shape);
+  }
+  throw Error("engine", function.symbol() + " for inputs " + inputs + " needs about " + gibibytes_text(needed) +
+                            " (intermediates " + gibibytes_text(intermediates) + ", weights " +
+                            gibibytes_text(weight_bytes) + ", workspace " + gibibytes_text(workspace) +
+                            "); this machine has " + gibibytes_text(*available) + " available (choose a smaller size)");
+}
+
+// The weights of one compiled function for runtime::Executor: the component's float32 tensors,
+// packed as the function's convolutions want, shared with every other executor of the network.
+class ComponentWeightSource final : public runtime::WeightSource {
+ public:
+  ComponentWeightSource(compiler::ComponentWeights& weights, const graph::Function& function,
+                        const std::map<std::string, std::optional<cpu::WeightPacking>>& packings)
+      : weights_(weights), function_(function), packings_(packings) {}
+
+  runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
+    const std::optional<cpu::WeightPacking>& packing = packings_.at(weight.name);
+    std::shared_ptr<std::vector<float>> values =
+        weights_.get(function_.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr);
+    return {std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+  }
+
+ private:
+  compiler::ComponentWeights& weights_;
+  const graph::Function& function_;
+  const std::map<std::string, std::optional<cpu::WeightPacking>>& packings_;
+};
+
+// One network's executors, by input shape, all bound to the same component weights. Each runs its
+// function compiled for the CPU (CpuExecutor's pass list and tuning), memory-planned and lowered to
+// a launch list, on runtime::Executor over the CPU device: intermediates live in planned arenas, as
+// in an artifact.
+struct ExecutorCache {
+  compiler::ComponentWeights* weights = nullptr;
+  cpu::CpuDevice* device = nullptr;
+  std::map<Key, std::unique_ptr<runtime::Executor>> executors;
+  runtime::OpProfile* profile = nullptr;
+  const tuning::TuningDb* tuning_db = nullptr;
+  std::map<Key, TuningCoverage> coverage;  // kept when the executors are released
+
+  void set_profile(runtime::OpProfile* into) {
+    profile = into;
+    for (auto& [key, executor] : executors) executor->set_profile(into);
+  }
+
+  runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
+    if (const auto found = executors.find(key); found != executors.end()) return *found->second;
+    const cpu::CpuExecutor compiled(build(), true, tuning_db);
+    coverage[key] = {compiled.tuned_count(), compiled.tunable_count()};
+    const graph::Function& function = compiled.function();
+    std::vector<runtime::LaunchWeight> placements;
+    std::map<std::string, std::optional<cpu::WeightPacking>> packings;
+    for (const auto id : function.weights()) {
+      const graph::Value& value = function.value(id);
+      std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
+      placements.push_back({value.name, packing ? packing->layout : "", value.type});
+      packings.emplace(value.name, std::move(packing));
+    }
+    const passes::MemoryPlan plan = passes::plan_memory(function);
+    require_memory(function, plan, weights->loaded_count() == 0);
+    auto executor = std::make_unique<runtime::Executor>(
+        *device, passes::lower_to_launch_list(function, plan, std::move(placements)));
+    ComponentWeightSource source(*weights, function, packings);
+    executor->bind_weights(source);
+    executor->set_profile(profile);
+    return *executors.emplace(key, std::move(executor)).first->second;
+  }
+};
+
+void require_rank(const HostTensor& tensor, std::size_t rank, const char* what, const char* layout) {
+  if (tensor.shape.size() != rank || tensor.numel() != shape_numel(tensor.shape)) {
+    throw Error("engine", std::string(what) + " has shape " + shape_to_string(tensor.shape) + ", expected " + layout);
+  }
+}
+
+}  // namespace
+
+struct CheckpointBackend::State {
+  enum class Network { kText, kUNet, kVae };
+
+  Residency residency;
+  std::optional<tuning::TuningDb> tuning_db;
+  std::shared_ptr<const DiffusersCheckpoint> checkpoint;
+  ClipTextConfig clip;
+  UNetConfig unet;
+  VaeConfig vae;
+  ModelInfo info;
+  std::unique_ptr<compiler::ComponentWeights> clip_weights, unet_weights, vae_weights;
+  cpu::CpuDevice device;  // declared before the executors, which borrow it
+  ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
+
+  State(std::shared_ptr<const DiffusersCheckpoint> opened, Residency residency_policy, const tuning::TuningDb* db)
+      : residency(residency_policy),
+        tuning_db(db != nullptr ? std::optional<tuning::TuningDb>(*db) : std::nullopt),
+        checkpoint(std::move(opened)) {
+    compiler::CheckpointModel model = compiler::read_checkpoint_model(*checkpoint);
+    clip = model.clip;
+    unet = model.unet;
+    vae = model.vae;
+    info = model.info;
+    clip_weights = std::make_unique<compiler::ComponentWeights>(checkpoint->component("text_encoder"),
+                                                                param_specs(clip_text_params(clip)));
+    unet_weights =
+        std::make_unique<compiler::ComponentWeights>(checkpoint->component("unet"), param_specs(unet_params(unet)));
+    vae_weights =
+        std::make_unique<compiler::ComponentWeights>(checkpoint->component("vae"), param_specs(vae_params(vae)));
+    clip_executors.weights = clip_weights.get();
+    unet_executors.weights = unet_weights.get();
+    decode_executors.weights = vae_weights.get();
+    encode_executors.weights = vae_weights.get();
+    for (ExecutorCache* cache : caches()) {
+      cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
+      cache->device = &device;
+    }
+  }
+
+  std::array<ExecutorCache*, 4> caches() {
+    return {&clip_executors, &unet_executors, &decode_executors, &encode_executors};
+  }
+
+  // Under Residency::kOneNetwork, releases every network but `network` before it runs, and gives
+  // the freed pages back to the system (glibc keeps freed heap memory mapped otherwise).
+  void activate(Network network) {
+    if (residency != Residency::kOneNetwork) return;
+    bool released = false;
+    const auto release = [&](Network which, compiler::ComponentWeights& weights,
+                             std::initializer_list<ExecutorCache*> caches) {
+      if (which == network || weights.loaded_count() == 0) return;
+      for (ExecutorCache* cache : caches) cache->executors.clear();
+      weights.release();
+      released = true;
+    };
+    release(Network::kText, *clip_weights, {&clip_executors});
+    release(Network::kUNet, *unet_weights, {&unet_executors});
+    release(Network::kVae, *vae_weights, {&decode_executors, &encode_executors});
+    if (released) {
+      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
+      malloc_trim(0);
+    }
+  }
+};
+
+CheckpointBackend::CheckpointBackend(const std::string& model_dir, Residency residency,
+                                     const tuning::TuningDb* tuning_db)
+    : CheckpointBackend(std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(model_dir)), residency,
+                        tuning_db) {}
+
+CheckpointBackend::CheckpointBackend(std::shared_ptr<const DiffusersCheckpoint> checkpoint, Residency residency,
+                                     const tuning::TuningDb* tuning_db)
+    : state_(std::make_unique<State>(std::move(checkpoint), residency, tuning_db)) {}
+
+CheckpointBackend::~CheckpointBackend() = default;
+
+const ModelInfo& CheckpointBackend::info() const { return state_->info; }
+
+std::size_t CheckpointBackend::executor_count() const {
+  return state_->clip_executors.executors.size() + state_->unet_executors.executors.size() +
+         state_->decode_executors.executors.size() + state_->encode_executors.executors.size();
+}
+
+std::size_t CheckpointBackend::loaded_weight_count() const {
+  return state_->clip_weights->loaded_count() + state_->unet_weights->loaded_count() +
+         state_->vae_weights->loaded_count();
+}
+
+void CheckpointBackend::set_profile(runtime::OpProfile* profile) {
+  for (ExecutorCache* cache : state_->caches()) cache->set_profile(profile);
+}
+
+TuningCoverage CheckpointBackend::tuning_coverage() const {
+  TuningCoverage total;
+  for (const ExecutorCache* cache : state_->caches()) {
+    for (const auto& [key, coverage] : cache->coverage) {
+      total.tuned += coverage.tuned;
+      total.tunable += coverage.tunable;
+    }
+  }
+  return total;
+}
+
+HostTensor CheckpointBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+  if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
+    throw Error("engine",
+                "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
+  }
+  const auto tokens = static_cast<std::int64_t>(ids.size()) / batch;
+  state_->activate(State::Network::kText);
+  auto& executor =
+      state_->clip_executors.get({batch, tokens}, [&] { return clip_text_graph(state_->clip, batch, tokens); });
+  executor.set_input(0, ids, {batch, tokens});
+  executor.submit();
+  return executor.read_output(0);
+}
+
+HostTensor CheckpointBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
+  require_rank(sample, 4, "UNet sample", "[batch,channels,height,width]");
+  require_rank(context, 3, "UNet context", "[batch,tokens,width]");
+  const std::int64_t batch = sample.shape[0];
+  if (context.shape[0] != batch) {
+    throw Error("engine", "UNet sample " + shape_to_string(sample.shape) + " and context " +
+                              shape_to_string(context.shape) + " differ in batch size");
+  }
+  state_->activate(State::Network::kUNet);
+  auto& executor = state_->unet_executors.get({batch, sample.shape[2], sample.shape[3], context.shape[1]}, [&] {
+    return unet_graph(state_->unet, batch, sample.shape[2], sample.shape[3], context.shape[1]);
+  });
+  // diffusers broadcasts one timestep over the batch and embeds it in float32.
+  HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
+  executor.set_input(0, sample);
+  executor.set_input(1, timesteps);
+  executor.set_input(2, context);
+  executor.submit();
+  return executor.read_output(0);
+}
+
+HostTensor CheckpointBackend::vae_decode(const HostTensor& latents) {
+  require_rank(latents, 4, "VAE decoder input", "[batch,channels,height,width]");
+  const Shape& shape = latents.shape;
+  state_->activate(State::Network::kVae);
+  auto& executor =
+      state_->decode_executors.get(shape, [&] { return vae_decode_graph(state_->vae, shape[0], shape[2], shape[3]); });
+  executor.set_input(0, latents);
+  executor.submit();
+  return executor.read_output(0);
+}
+
+std::pair<HostTensor, HostTensor> CheckpointBackend::vae_encode(const HostTensor& image) {
+  require_rank(image, 4, "VAE encoder input", "[batch,3,height,width]");
+  const Shape& shape = image.shape;
+  state_->activate(State::Network::kVae);
+  auto& executor =
+      state_->encode_executors.get(shape, [&] { return vae_encode_graph(state_->vae, shape[0], shape[2], shape[3]); });
+  executor.set_input(0, image);
+  executor.submit();
+  HostTensor mean = executor.read_output(0);
+  return {std::move(mean), executor.read_output(1)};
+}
+
+}  // namespace websd::backends

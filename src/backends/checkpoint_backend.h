@@ -1,0 +1,77 @@
+// DiffusionBackend that compiles a checkpoint on the fly: opens it (diffusers folder or single file),
+// reads the three networks' configs, checks every weight file against the networks' parameter
+// lists at open (one websd::Error naming the file and the tensors), then builds each network's
+// graph for the shapes it is called with, compiles it for the CPU, plans its memory, lowers it to a
+// launch list and runs it on runtime::Executor over the CPU device, as an artifact would run. One
+// executor is cached per network and input shape; weights are read (upcast to
+// float32, convolution weights packed) once per tensor and shared by the network's executors. By
+// default only the network being called stays loaded (Residency). An optional tuning database gives
+// the executors their tuned kernel parameters (see src/tuning); workloads without a record run with
+// the kernels' defaults.
+//
+//   CheckpointBackend backend("/models/sd15");
+//   Pipeline pipeline(backend, tokenizer);
+//
+// Ownership: owns the checkpoint mapping, weights and executors. Not thread-safe: one call at a time
+// (each call already uses all cores).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "import/diffusers_checkpoint.h"
+#include "pipeline/diffusion_backend.h"
+#include "runtime/op_profile.h"
+#include "tuning/tuning_db.h"
+
+namespace websd::backends {
+
+// Which networks keep their weights and executors between calls.
+enum class Residency {
+  kAllNetworks,  // everything stays loaded: fastest when calls alternate between networks
+  kOneNetwork,   // a call to one network first releases the others: peak memory is the largest
+                 // network's, at the price of reloading a network that is called again later
+};
+
+// Tunable kernels of the executors built so far, and how many of them had a tuning record.
+struct TuningCoverage {
+  std::size_t tuned = 0;
+  std::size_t tunable = 0;
+};
+
+class CheckpointBackend final : public DiffusionBackend {
+ public:
+  // Throws websd::Error for a missing or broken folder, an unsupported config, configs that do not
+  // fit together (UNet vs VAE channels, UNet context width vs text encoder), or weights that do not
+  // match the networks. `tuning_db` (may be nullptr) is copied.
+  explicit CheckpointBackend(const std::string& model_dir, Residency residency = Residency::kOneNetwork,
+                             const tuning::TuningDb* tuning_db = nullptr);
+  // The same on a checkpoint opened already (a folder or a single file, with the user's options).
+  explicit CheckpointBackend(std::shared_ptr<const DiffusersCheckpoint> checkpoint,
+                             Residency residency = Residency::kOneNetwork, const tuning::TuningDb* tuning_db = nullptr);
+  ~CheckpointBackend() override;
+  CheckpointBackend(const CheckpointBackend&) = delete;
+  CheckpointBackend& operator=(const CheckpointBackend&) = delete;
+
+  const ModelInfo& info() const override;
+  HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
+  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  HostTensor vae_decode(const HostTensor& latents) override;
+  std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+
+  // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
+  void set_profile(runtime::OpProfile* profile);
+
+  // Executors held now (all networks and shapes), for tests of the cache.
+  std::size_t executor_count() const;
+  // Weight tensors held now (all networks).
+  std::size_t loaded_weight_count() const;
+  // Over every network and input shape run so far (each counted once, even if rebuilt).
+  TuningCoverage tuning_coverage() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace websd::backends

@@ -1,0 +1,41 @@
+// The float32 weights of one checkpoint component for the CPU executor. Construction checks the
+// whole component against the network's parameter list (CheckpointComponent::bind: every missing,
+// unexpected or wrong-shape tensor in one websd::Error naming the file); each tensor is then read and
+// upcast (and packed, if a kernel asks) once, on first request, and the same storage is shared by every executor (of
+// every shape) that asks for it. Borrows the component, which must outlive it. Not thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/host_tensor.h"
+#include "core/param_spec.h"
+#include "import/checkpoint_component.h"
+#include "targets/cpu/reference/cpu_executor.h"
+
+namespace websd::compiler {
+
+class ComponentWeights {
+ public:
+  ComponentWeights(const CheckpointComponent& component, const std::vector<ParamSpec>& expected);
+
+  // The storage of parameter `name` (canonical), which a graph expects of `shape`, packed by
+  // `packing` when given (then only the packed form is kept); `function` names the graph in errors.
+  // Throws websd::Error if the parameter list has no such tensor or another shape.
+  std::shared_ptr<std::vector<float>> get(const std::string& function, const std::string& name, const Shape& shape,
+                                          const cpu::WeightPacking* packing = nullptr);
+
+  // Tensors held now.
+  std::size_t loaded_count() const { return loaded_.size(); }
+  // Drops every tensor held (storage shared with executors lives on until they go too).
+  void release() { loaded_.clear(); }
+
+ private:
+  const CheckpointComponent& component_;
+  std::map<std::string, Shape, std::less<>> shapes_;                                // every bound parameter
+  std::map<std::string, std::shared_ptr<std::vector<float>>, std::less<>> loaded_;  // by name and packing
+};
+
+}  // namespace websd::compiler

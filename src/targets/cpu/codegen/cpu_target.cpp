@@ -1,0 +1,134 @@
+#include "targets/cpu/codegen/cpu_target.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/error.h"
+#include "graph/op_registry.h"
+#include "io/interrupt_cleanup.h"
+#include "passes/channels_last.h"
+#include "passes/fuse_conv_residual.h"
+#include "passes/fuse_elementwise.h"
+#include "passes/fuse_norm_activation.h"
+#include "passes/launch_lowering.h"
+#include "passes/merge_qkv.h"
+#include "passes/verify.h"
+#include "targets/cpu/codegen/cpu_kernel_source.h"
+#include "targets/cpu/codegen/shared_library_compiler.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
+#include "tuning/apply_tuning.h"
+#include "tuning/cpu_device.h"
+
+namespace websd::compiler {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
+
+std::vector<std::byte> read_file_bytes(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error("build", "cannot read " + path);
+  const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+  return {begin, begin + text.size()};
+}
+
+}  // namespace
+
+std::string CpuTarget::name() const { return "cpu"; }
+
+std::string CpuTarget::summary() const { return "this machine's CPU: oneDNN and generated C++ kernels"; }
+
+bool CpuTarget::supports(const std::string& op) const { return cpu::cpu_supports(op); }
+
+passes::Pipeline CpuTarget::pass_list(const PassListHooks& hooks) const {
+  passes::Pipeline pipeline = passes::default_pipeline([this](const std::string& op) { return supports(op); });
+  pipeline.pop_back();  // its closing verify: ours comes after the CPU passes
+  pipeline.push_back(
+      {"channels_last", [](const graph::Function& f, passes::PassNotes&) { return passes::to_channels_last(f); }});
+  pipeline.push_back({"fuse_conv_residual",
+                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_conv_residual(f); }});
+  pipeline.push_back({"fuse_norm_activation",
+                      [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_norm_activation(f); }});
+  pipeline.push_back({"merge_qkv", [on_recipes = hooks.on_recipes](const graph::Function& f, passes::PassNotes& notes) {
+                        passes::MergeQkvResult merged = passes::merge_qkv(f);
+                        if (!merged.recipes.empty()) {
+                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
+                                          " weights");
+                        }
+                        if (on_recipes) on_recipes(f.symbol(), merged.recipes);
+                        return std::move(merged.function);
+                      }});
+  pipeline.push_back(
+      {"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_elementwise(f); }});
+  pipeline.push_back({"apply_tuning", [tuning_db = hooks.tuning_db, on_tuning = hooks.on_tuning](
+                                          const graph::Function& f, passes::PassNotes&) {
+                        tuning::TunedFunction tuned =
+                            tuning::apply_tuning(f, tuning_db, "cpu", tuning::cpu_device_name());
+                        if (on_tuning) on_tuning(tuned.tuned_count, tuned.tunable_count);
+                        return std::move(tuned.function);
+                      }});
+  pipeline.push_back({"verify", [](const graph::Function& f, passes::PassNotes&) {
+                        passes::verify(f);
+                        return f;
+                      }});
+  return pipeline;
+}
+
+// Host memory: 64-byte alignment (cache lines, AVX-512 loads), no buffer limit worth planning for.
+passes::MemoryLimits CpuTarget::memory_limits() const { return {}; }
+
+// Fused elementwise groups run as entry points of the generated library, every other op as the
+// runtime's own kernel.
+runtime::Kernel CpuTarget::launch_kernel(const graph::Node& node) const {
+  runtime::Kernel kernel = passes::builtin_kernel(node);
+  if (node.op->name == "fused_elementwise") {
+    kernel.source = "file";
+    kernel.file = kKernelLibraryPath;
+    kernel.entry = node.attrs.get_string("kernel", node.op->name);
+    kernel.name = kernel.entry;
+  }
+  return kernel;
+}
+
+std::optional<WeightLayout> CpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {
+  std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
+  if (!packing) return std::nullopt;
+  return WeightLayout{packing->layout, std::move(packing->pack)};
+}
+
+GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled,
+                                             const std::function<void(const std::string&)>& progress) const {
+  GeneratedKernels generated;
+  const std::vector<codegen::CpuKernelSpec> specs = codegen::cpu_kernel_specs(compiled);
+  if (specs.empty()) return generated;
+  if (progress) progress("compiling " + std::to_string(specs.size()) + " generated kernels");
+  const fs::path scratch = fs::temp_directory_path() / ("websd-build-" + std::to_string(::getpid()));
+  const CleanupOnInterrupt cleanup(scratch.string());
+  fs::create_directories(scratch);
+  try {
+    const codegen::SharedLibraryBuild library =
+        codegen::compile_shared_library(codegen::cpu_kernel_source(specs), (scratch / "cpu_kernels.so").string());
+    generated.compile_seconds = library.compile_seconds;
+    generated.files.emplace_back(kKernelLibraryPath, read_file_bytes(library.library_path));
+  } catch (...) {
+    fs::remove_all(scratch);
+    throw;
+  }
+  fs::remove_all(scratch);
+  for (const auto& spec : specs) generated.kernels.emplace_back(spec.name, kKernelLibraryPath);
+  return generated;
+}
+
+std::string CpuTarget::device_name() const { return tuning::cpu_device_name(); }
+
+const CpuTarget& cpu_target() {
+  static const CpuTarget target;
+  return target;
+}
+
+}  // namespace websd::compiler

@@ -1,0 +1,38 @@
+// The CPU target's kernels, one per supported op, looked up by op name. A kernel reads its inputs
+// and writes the preallocated output; it may use several threads internally. Kernels are stateless
+// and thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/attributes.h"
+#include "targets/cpu/runtime/cpu_tensor.h"
+
+namespace websd::cpu {
+
+using CpuKernel =
+    std::function<void(const std::vector<const CpuTensor*>& inputs, const Attrs& attrs, CpuTensor& output)>;
+
+// nullptr when the CPU target has no kernel for the op (composites are then lowered first).
+const CpuKernel* cpu_kernel_lookup(const std::string& op_name);
+bool cpu_supports(const std::string& op_name);
+
+// Registration of kernel groups, one file each.
+using CpuKernelTable = std::vector<std::pair<std::string, CpuKernel>>;
+void add_elementwise_kernels(CpuKernelTable& table);
+void add_linalg_kernels(CpuKernelTable& table);
+void add_shape_kernels(CpuKernelTable& table);
+void add_norm_kernels(CpuKernelTable& table);
+void add_attention_kernels(CpuKernelTable& table);
+void add_channels_last_kernels(CpuKernelTable& table);
+void add_fused_elementwise_kernels(CpuKernelTable& table);
+
+// The convolution a conv2d_nhwc node performs, from its operand types and attributes; the executor
+// uses it to pack the node's weight ahead of time.
+struct ConvGeometry;
+ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, const Attrs& attrs,
+                                  const TensorType& output);
+
+}  // namespace websd::cpu

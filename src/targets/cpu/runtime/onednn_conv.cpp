@@ -1,0 +1,353 @@
+#include "targets/cpu/runtime/onednn_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <dnnl.hpp>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "core/error.h"
+#include "targets/cpu/runtime/parallel.h"
+
+namespace websd::cpu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+struct Runtime {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+Runtime& runtime() {
+  static Runtime instance;
+  return instance;
+}
+
+using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout>;
+
+// A convolution runs either as oneDNN's convolution primitive or, as_gemm, as im2col followed by
+// oneDNN's matmul primitive over [pixels, kh*kw*C] x [kh*kw*C, O]. Descriptors are the primitive's.
+struct ConvPlan {
+  bool as_gemm = false;
+  dnnl::primitive primitive;
+  memory::desc src, weights, dst;
+  std::size_t scratchpad_bytes = 0;  // oneDNN's own temporary memory for the primitive
+  std::string weight_layout;         // conv_weight_layout(): computed once, checked on every call
+};
+
+// oneDNN describes tensors in NCHW order whatever their memory layout.
+memory::dims logical_dims(const Shape& shape, ConvLayout layout) {
+  if (layout == ConvLayout::kNhwc) return {shape[0], shape[3], shape[1], shape[2]};
+  return memory::dims(shape.begin(), shape.end());
+}
+
+Tag activation_tag(ConvLayout layout) { return layout == ConvLayout::kNhwc ? Tag::nhwc : Tag::nchw; }
+
+// Few output pixels with long reductions (the UNet's 8x8 and 16x16 levels with 1280-2560
+// channels) run faster as one big matmul than through brgconv: measured here 215-230 GFLOP/s
+// against 137-172 for M = 512 pixels, or for M = 128 with K >= 20k; not for M = 128, K = 11520.
+bool runs_as_gemm(const ConvGeometry& g) {
+  if (g.layout != ConvLayout::kNhwc) return false;
+  const std::int64_t pixels = g.y[0] * g.y[1] * g.y[2];
+  const std::int64_t reduction = g.w[1] * g.w[2] * g.w[3];
+  return pixels <= 512 && (pixels >= 512 || reduction >= 20000);
+}
+
+// y += conv(x) as oneDNN's sum post-op when the geometry accumulates.
+dnnl::primitive_attr accumulate_attr(const ConvGeometry& g) {
+  dnnl::primitive_attr attr;
+  if (g.accumulate) {
+    dnnl::post_ops post_ops;
+    post_ops.append_sum(1.0f);
+    attr.set_post_ops(post_ops);
+  }
+  return attr;
+}
+
+// The plan of a primitive made from `desc`: the layouts it reads and writes, and its scratchpad.
+template <typename Primitive>
+ConvPlan plan_of(bool as_gemm, const typename Primitive::primitive_desc& desc) {
+  return ConvPlan{as_gemm,
+                  Primitive(desc),
+                  desc.src_desc(),
+                  desc.weights_desc(),
+                  desc.dst_desc(),
+                  desc.scratchpad_desc().get_size(),
+                  {}};
+}
+
+ConvPlan gemm_plan(const ConvGeometry& g) {
+  const std::int64_t pixels = g.y[0] * g.y[1] * g.y[2];
+  const std::int64_t reduction = g.w[1] * g.w[2] * g.w[3];
+  const memory::desc src({pixels, reduction}, kF32, Tag::ab);
+  const memory::desc weights({reduction, g.w[0]}, kF32, Tag::any);
+  const memory::desc dst({pixels, g.w[0]}, kF32, Tag::ab);
+  const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
+  const dnnl::primitive_attr attr = accumulate_attr(g);
+  const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
+  return plan_of<dnnl::matmul>(true, desc);
+}
+
+ConvPlan direct_plan(const ConvGeometry& g) {
+  // NHWC activations are used as they are; for NCHW ones and for weights, Tag::any lets oneDNN
+  // choose the layouts its fastest kernel wants.
+  const Tag activations = g.layout == ConvLayout::kNhwc ? Tag::nhwc : Tag::any;
+  const memory::desc src(logical_dims(g.x, g.layout), kF32, activations);
+  const memory::desc weights(memory::dims(g.w.begin(), g.w.end()), kF32, Tag::any);
+  const memory::desc dst(logical_dims(g.y, g.layout), kF32, activations);
+  const memory::desc bias = g.bias ? memory::desc({g.w[0]}, kF32, Tag::x) : memory::desc();
+  const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                           weights, bias, dst, {g.stride, g.stride}, {g.padding, g.padding},
+                                           {g.padding, g.padding});
+  const dnnl::primitive_attr attr = accumulate_attr(g);
+  const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
+  return plan_of<dnnl::convolution_forward>(false, desc);
+}
+
+// 3x3 stride-1 "same" convolutions over at least 16x16 output pixels run through oneDNN's Winograd
+// F(4x4,3x3) kernel: 2-3x faster than brgconv here (2x320x64x64: 24 ms vs 60; 2x960x32x32 -> 640:
+// 43 ms vs 86), at a relative L2 error against direct convolution of 2e-6 to 1.5e-5. It is created
+// for forward training, not inference, on purpose: the inference variant wants its weights stored
+// pre-transformed, 4x larger (the SD 1.5 UNet's would grow by 3 GiB), while this one keeps them
+// compact (OIhw16i16o) and transforms them per call into a transient buffer of 36 x C x O floats,
+// which is why convolutions with more than 640 x 960 channel pairs stay direct (at most ~120 MB
+// transient). It reads and writes nChw16c activations; the two reorders around it cost ~1.3 ms at
+// 2x320x64x64.
+bool runs_as_winograd(const ConvGeometry& g) {
+  constexpr std::int64_t kMaxChannelPairs = 640 * 960;
+  return g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
+         g.w[1] >= 16 && g.w[0] >= 16 && g.y[1] >= 16 && g.y[2] >= 16 && g.w[0] * g.w[1] <= kMaxChannelPairs;
+}
+
+// nullopt when this oneDNN or CPU has no Winograd kernel for `g`.
+std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
+  const memory::desc src(logical_dims(g.x, g.layout), kF32, Tag::nChw16c);
+  const memory::desc weights(memory::dims(g.w.begin(), g.w.end()), kF32, Tag::OIhw16i16o);
+  const memory::desc dst(logical_dims(g.y, g.layout), kF32, Tag::nChw16c);
+  const memory::desc bias = g.bias ? memory::desc({g.w[0]}, kF32, Tag::x) : memory::desc();
+  try {
+    const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd,
+                                             src, weights, bias, dst, {1, 1}, {1, 1}, {1, 1});
+    const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), runtime().engine);
+    return plan_of<dnnl::convolution_forward>(false, desc);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+memory::desc plain_weight_desc(const ConvGeometry& g) {
+  return {memory::dims(g.w.begin(), g.w.end()), kF32, Tag::oihw};
+}
+
+// Names the plan's weight layout; empty when that is plain OIHW. The blocking description
+// identifies a layout: strides, inner blocks and padded sizes.
+std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
+  if (!plan.as_gemm && plan.weights == plain_weight_desc(g)) return {};
+  const auto& data = plan.weights.data;
+  std::ostringstream key;
+  key << (plan.as_gemm ? "onednn-gemm" : "onednn");
+  for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
+  for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
+    key << ':' << data.format_desc.blocking.inner_blks[b] << 'x' << data.format_desc.blocking.inner_idxs[b];
+  }
+  return key.str();
+}
+
+// Primitives (with the scratch memory oneDNN keeps for them) by geometry, and the reorder and
+// im2col buffers of the calling thread; conv_release_caches() empties both.
+struct ConvCaches {
+  std::mutex mutex;
+  std::map<ConvKey, ConvPlan> plans;
+};
+
+ConvCaches& caches() {
+  static ConvCaches instance;
+  return instance;
+}
+
+struct ThreadScratch {
+  std::vector<float> rows, src, dst;
+};
+thread_local ThreadScratch thread_scratch;
+
+const ConvPlan& plan_for(const ConvGeometry& g) {
+  auto& plans = caches().plans;
+  const std::lock_guard<std::mutex> lock(caches().mutex);
+  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
+  const auto found = plans.find(key);
+  if (found != plans.end()) return found->second;
+  std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
+  ConvPlan plan = winograd ? std::move(*winograd) : runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
+  plan.weight_layout = weight_layout_key(plan, g);
+  return plans.emplace(key, std::move(plan)).first->second;
+}
+
+// Returns `user` itself when it already has layout `wanted`, else a copy reordered into `scratch`
+// (grown as needed and kept by the caller, so repeated calls do not page-fault fresh memory); with
+// `convert` false the copy is left uninitialised.
+memory to_layout(const memory& user, const memory::desc& wanted, std::vector<float>& scratch, bool convert = true) {
+  if (user.get_desc() == wanted) return user;
+  scratch.resize(std::max(scratch.size(), wanted.get_size() / sizeof(float)));
+  memory converted(wanted, runtime().engine, scratch.data());
+  if (convert) dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
+  return converted;
+}
+
+// The OIHW weight as the GEMM's row-major [kh*kw*C, O] matrix (rows ordered ky, kx, c as im2col's).
+std::vector<float> gemm_weight_rows(const ConvGeometry& g, const float* oihw) {
+  const std::int64_t out = g.w[0], channels = g.w[1], taps = g.w[2] * g.w[3];
+  std::vector<float> rows(static_cast<std::size_t>(out * channels * taps));
+  for (std::int64_t o = 0; o < out; ++o) {
+    for (std::int64_t c = 0; c < channels; ++c) {
+      for (std::int64_t t = 0; t < taps; ++t) rows[(t * channels + c) * out + o] = oihw[(o * channels + c) * taps + t];
+    }
+  }
+  return rows;
+}
+
+// The weight in the plan's layout, from plain OIHW.
+void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* oihw, float* packed) {
+  memory target(plan.weights, runtime().engine, packed);
+  std::vector<float> rows;
+  const memory user = plan.as_gemm ? memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, runtime().engine,
+                                            (rows = gemm_weight_rows(g, oihw)).data())
+                                   : memory(plain_weight_desc(g), runtime().engine, const_cast<float*>(oihw));
+  dnnl::reorder(user, target).execute(runtime().stream, const_cast<memory&>(user), target);
+  runtime().stream.wait();
+}
+
+// Unfolds NHWC x into rows [N*OH*OW, kh*kw*C] (zeros where the window leaves the image).
+void im2col_nhwc(const ConvGeometry& g, const float* x, float* rows) {
+  const std::int64_t height = g.x[1], width = g.x[2], channels = g.x[3];
+  const std::int64_t out_h = g.y[1], out_w = g.y[2], kernel_h = g.w[2], kernel_w = g.w[3];
+  const std::int64_t row_length = kernel_h * kernel_w * channels;
+  const std::size_t pixel_bytes = static_cast<std::size_t>(channels) * sizeof(float);
+  parallel_for(g.y[0] * out_h * out_w, 8, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t n = r / (out_h * out_w), oy = r / out_w % out_h, ox = r % out_w;
+      float* dst = rows + r * row_length;
+      for (std::int64_t ky = 0; ky < kernel_h; ++ky) {
+        for (std::int64_t kx = 0; kx < kernel_w; ++kx, dst += channels) {
+          const std::int64_t iy = oy * g.stride - g.padding + ky, ix = ox * g.stride - g.padding + kx;
+          if (iy < 0 || iy >= height || ix < 0 || ix >= width) {
+            std::memset(dst, 0, pixel_bytes);
+          } else {
+            std::memcpy(dst, x + ((n * height + iy) * width + ix) * channels, pixel_bytes);
+          }
+        }
+      }
+    }
+  });
+}
+
+std::string geometry_text(const ConvGeometry& g) {
+  return "input " + shape_to_string(g.x) + ", weight " + shape_to_string(g.w) +
+         (g.layout == ConvLayout::kNhwc ? " (NHWC)" : " (NCHW)");
+}
+
+template <typename Body>
+auto with_onednn_errors(const ConvGeometry& g, const Body& body) {
+  try {
+    return body();
+  } catch (const dnnl::error& error) {
+    throw Error("cpu", std::string("oneDNN convolution failed: ") + error.what() + " for " + geometry_text(g));
+  }
+}
+
+}  // namespace
+
+void conv_release_caches() {
+  {
+    const std::lock_guard<std::mutex> lock(caches().mutex);
+    caches().plans.clear();
+  }
+  thread_scratch = ThreadScratch{};
+}
+
+std::string conv_weight_layout(const ConvGeometry& geometry) {
+  return with_onednn_errors(geometry, [&] { return plan_for(geometry).weight_layout; });
+}
+
+std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw) {
+  return with_onednn_errors(geometry, [&] {
+    const ConvPlan& plan = plan_for(geometry);
+    std::vector<float> packed(plan.weights.get_size() / sizeof(float));
+    pack_weight_into(geometry, plan, oihw, packed.data());
+    return packed;
+  });
+}
+
+std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry) {
+  return with_onednn_errors(geometry,
+                            [&] { return static_cast<std::uint64_t>(plan_for(geometry).weights.get_size()); });
+}
+
+std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) {
+  // Each buffer of the thread's scratch grows to the largest any call wants, so the sum of maxima.
+  std::size_t rows = 0, src = 0, dst = 0, scratchpad = 0;
+  for (const ConvGeometry& g : geometries) {
+    with_onednn_errors(g, [&] {
+      const ConvPlan& plan = plan_for(g);
+      scratchpad = std::max(scratchpad, plan.scratchpad_bytes);
+      const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
+      if (plan.as_gemm) {
+        if (!pointwise) rows = std::max(rows, plan.src.get_size());
+        return;
+      }
+      const Tag tag = activation_tag(g.layout);
+      if (memory::desc(logical_dims(g.x, g.layout), kF32, tag) != plan.src) src = std::max(src, plan.src.get_size());
+      if (memory::desc(logical_dims(g.y, g.layout), kF32, tag) != plan.dst) dst = std::max(dst, plan.dst.get_size());
+    });
+  }
+  return static_cast<std::uint64_t>(rows) + src + dst + scratchpad;
+}
+
+void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w_packed, const float* bias, float* y) {
+  with_onednn_errors(g, [&] {
+    const ConvPlan& plan = plan_for(g);
+    auto& engine = runtime().engine;
+    auto& stream = runtime().stream;
+    std::vector<float> packed;  // only when the weight comes unpacked (a graph input, in tests)
+    if (!w_packed) {
+      packed.resize(plan.weights.get_size() / sizeof(float));
+      pack_weight_into(g, plan, w, packed.data());
+    }
+    const memory weights(plan.weights, engine, const_cast<float*>(w_packed ? w : packed.data()));
+    if (plan.as_gemm) {
+      const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
+      // The unfolded rows (up to ~24 MB for SD 1.5) live in a buffer reused by later calls.
+      std::vector<float>& rows = thread_scratch.rows;
+      if (!pointwise) {
+        rows.resize(std::max(rows.size(), plan.src.get_size() / sizeof(float)));
+        im2col_nhwc(g, x, rows.data());
+      }
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, memory(plan.src, engine, pointwise ? const_cast<float*>(x) : rows.data())},
+          {DNNL_ARG_WEIGHTS, weights},
+          {DNNL_ARG_DST, memory(plan.dst, engine, y)}};
+      if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{1, g.w[0]}, kF32, Tag::ab}, engine, const_cast<float*>(bias));
+      plan.primitive.execute(stream, args);
+      stream.wait();
+      return;
+    }
+    const Tag tag = activation_tag(g.layout);
+    const memory user_src({logical_dims(g.x, g.layout), kF32, tag}, engine, const_cast<float*>(x));
+    const memory user_dst({logical_dims(g.y, g.layout), kF32, tag}, engine, y);
+    const memory src = to_layout(user_src, plan.src, thread_scratch.src);
+    // With accumulation the destination's current values are an input: bring them along.
+    memory dst = to_layout(user_dst, plan.dst, thread_scratch.dst, g.accumulate);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+    if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{g.w[0]}, kF32, Tag::x}, engine, const_cast<float*>(bias));
+    plan.primitive.execute(stream, args);
+    if (dst != user_dst) dnnl::reorder(dst, user_dst).execute(stream, dst, const_cast<memory&>(user_dst));
+    stream.wait();
+  });
+}
+
+}  // namespace websd::cpu

@@ -1,0 +1,162 @@
+#include "targets/cpu/runtime/vector_math.h"
+
+#include <algorithm>
+#include <cmath>
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+namespace websd::cpu {
+namespace {
+
+float gelu_scalar(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+
+#ifndef __AVX512F__
+float sigmoid_scalar(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+#endif
+
+#ifdef __AVX512F__
+// exp(x): x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-6 polynomial, times 2^n by scalef.
+// Inputs below -87.3 give 0 and above 88.7 give +inf, as expf does.
+inline __m512 exp16(__m512 x) {
+  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f);
+  const __m512 ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.72283935546875f)), _mm512_set1_ps(-103.972084045410f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, ln2_hi, x);
+  r = _mm512_fnmadd_ps(n, ln2_lo, r);
+  __m512 p = _mm512_set1_ps(1.3981999507e-3f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+inline __m512 sigmoid16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-extended.
+inline __m512 erf16(__m512 x) {
+  const __m512 sign = _mm512_and_ps(x, _mm512_set1_ps(-0.0f));
+  const __m512 a = _mm512_abs_ps(x);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, one));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a)));
+  return _mm512_or_ps(_mm512_fnmadd_ps(p, e, one), sign);
+}
+
+inline __m512 gelu16(__m512 x) {
+  const __m512 half_x = _mm512_mul_ps(x, _mm512_set1_ps(0.5f));
+  return _mm512_fmadd_ps(half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))), half_x);
+}
+
+// Applies `vector_fn` to full 16-lane chunks and masked to the tail.
+template <typename VectorFn>
+void map16(const float* x, float* y, std::int64_t count, const VectorFn& vector_fn) {
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) _mm512_storeu_ps(y + i, vector_fn(_mm512_loadu_ps(x + i)));
+  if (i < count) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (count - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, mask, vector_fn(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+#endif
+
+}  // namespace
+
+float exp_shifted_sum(const float* x, float* y, std::int64_t count, float shift) {
+#ifdef __AVX512F__
+  const __m512 shift16 = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift16));
+    _mm512_storeu_ps(y + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < count) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (count - i)) - 1);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift16));
+    _mm512_mask_storeu_ps(y + i, mask, e);
+    sum = _mm512_mask_add_ps(sum, mask, sum, e);
+  }
+  return _mm512_reduce_add_ps(sum);
+#else
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < count; ++i) sum += (y[i] = std::exp(x[i] - shift));
+  return sum;
+#endif
+}
+
+float max_of(const float* x, std::int64_t count) {
+#ifdef __AVX512F__
+  __m512 best = _mm512_set1_ps(-INFINITY);
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) best = _mm512_max_ps(best, _mm512_loadu_ps(x + i));
+  float result = _mm512_reduce_max_ps(best);
+  for (; i < count; ++i) result = std::max(result, x[i]);
+  return result;
+#else
+  return *std::max_element(x, x + count);
+#endif
+}
+
+void scale_in_place(float* y, std::int64_t count, float factor) {
+  for (std::int64_t i = 0; i < count; ++i) y[i] *= factor;  // auto-vectorised
+}
+
+void exp_map(const float* x, float* y, std::int64_t count) {
+#ifdef __AVX512F__
+  map16(x, y, count, exp16);
+#else
+  for (std::int64_t i = 0; i < count; ++i) y[i] = std::exp(x[i]);
+#endif
+}
+
+void silu_map(const float* x, float* y, std::int64_t count) {
+#ifdef __AVX512F__
+  map16(x, y, count, [](__m512 v) { return _mm512_mul_ps(v, sigmoid16(v)); });
+#else
+  for (std::int64_t i = 0; i < count; ++i) y[i] = x[i] * sigmoid_scalar(x[i]);
+#endif
+}
+
+void gelu_map(const float* x, float* y, std::int64_t count) {
+#ifdef __AVX512F__
+  map16(x, y, count, gelu16);
+#else
+  for (std::int64_t i = 0; i < count; ++i) y[i] = gelu_scalar(x[i]);
+#endif
+}
+
+void quick_gelu_map(const float* x, float* y, std::int64_t count) {
+#ifdef __AVX512F__
+  map16(x, y, count, [](__m512 v) { return _mm512_mul_ps(v, sigmoid16(_mm512_mul_ps(v, _mm512_set1_ps(1.702f)))); });
+#else
+  for (std::int64_t i = 0; i < count; ++i) y[i] = x[i] * sigmoid_scalar(1.702f * x[i]);
+#endif
+}
+
+void gelu_gate_map(const float* hidden, const float* gate, float* out, std::int64_t count) {
+  std::int64_t i = 0;
+#ifdef __AVX512F__
+  for (; i + 16 <= count; i += 16) {
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(hidden + i), gelu16(_mm512_loadu_ps(gate + i))));
+  }
+#endif
+  for (; i < count; ++i) out[i] = hidden[i] * gelu_scalar(gate[i]);
+}
+
+}  // namespace websd::cpu

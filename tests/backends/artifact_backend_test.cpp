@@ -1,0 +1,167 @@
+// The CPU artifact runtime on the fixture model compiled by `websd build`: its outputs against the
+// float64 references (f32 storage: the fixtures' 1e-4 relative L2; f16 / bf16 storage: the looser
+// tolerances documented in src/artifact/FORMAT.md), agreement with the graph executor, the arena it
+// runs in, and its errors for a size it was not built for, a weight packed for another CPU and a
+// kernel library that is missing, truncated or altered.
+#include "backends/artifact_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "engine_test_support.h"
+#include "io/json_file.h"
+#include "io/safetensors_reader.h"
+#include "support/error_text.h"
+#include "support/fixtures.h"
+
+namespace websd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Relative L2 against the float64 references for 16-bit weight storage (FORMAT.md).
+constexpr double kF16Tolerance = 5e-3;   // measured 2.2e-3 (worst network)
+constexpr double kBF16Tolerance = 5e-2;  // measured 2.0e-2 (worst network)
+
+std::vector<std::int64_t> reference_ids() {
+  return SafetensorsFile(test::fixture_path("tiny-sd15/reference/expected.safetensors")).read_i64("te.ids");
+}
+
+// Worst relative L2 over the text encoder, the UNet at two timesteps and the VAE decoder and encoder.
+double worst_network_error(backends::ArtifactBackend& backend) {
+  double worst = 0;
+  const auto track = [&](const std::vector<float>& actual, const std::string& key) {
+    const double error = test::relative_l2(actual, test::reference_tensor("expected", key).data);
+    ::testing::Test::RecordProperty(key, std::to_string(error));
+    worst = std::max(worst, error);
+  };
+  track(backend.encode_text(reference_ids(), 2).data, "te.out");
+  const HostTensor sample = test::reference_tensor("expected", "unet.sample");
+  const HostTensor context = test::reference_tensor("expected", "unet.ctx");
+  for (const int t : {981, 1}) track(backend.unet(sample, t, context).data, "unet.out." + std::to_string(t));
+  track(backend.vae_decode(test::reference_tensor("expected", "vae.dec.in")).data, "vae.dec.out");
+  const auto [mean, logvar] = backend.vae_encode(test::reference_tensor("expected", "vae.enc.in"));
+  track(mean.data, "vae.enc.mean");
+  track(logvar.data, "vae.enc.logvar");
+  return worst;
+}
+
+// A private copy of the f32 artifact that a test may damage.
+std::string artifact_copy(const std::string& name) {
+  const fs::path copy = fs::path(test::tiny_artifact_dir()).parent_path() / name;
+  fs::remove_all(copy);
+  fs::copy(test::tiny_artifact_dir(), copy, fs::copy_options::recursive);
+  return copy.string();
+}
+
+using websd::test::error_of;
+
+TEST(ArtifactBackend, ReportsTheModelItWasBuiltFrom) {
+  const ModelInfo& built = test::tiny_artifact_backend().info();
+  const ModelInfo& source = test::tiny_backend().info();
+  EXPECT_EQ(built.latent_channels, source.latent_channels);
+  EXPECT_EQ(built.vae_scale_factor, source.vae_scale_factor);
+  EXPECT_DOUBLE_EQ(built.vae_scaling_factor, source.vae_scaling_factor);
+  EXPECT_EQ(built.max_tokens, source.max_tokens);
+  EXPECT_EQ(built.sample_height, source.sample_height);
+  EXPECT_EQ(built.sample_width, source.sample_width);
+  EXPECT_EQ(built.latent_size_multiple, source.latent_size_multiple);
+  EXPECT_EQ(test::tiny_artifact_backend().width(), 128);
+}
+
+TEST(ArtifactBackend, NetworksMatchTheReferencesWithFloat32Weights) {
+  EXPECT_LT(worst_network_error(test::tiny_artifact_backend()), 1e-4);
+}
+
+TEST(ArtifactBackend, Float16WeightsStayWithinTheDocumentedTolerance) {
+  EXPECT_LT(worst_network_error(test::tiny_artifact_backend(DType::kF16)), kF16Tolerance);
+}
+
+TEST(ArtifactBackend, BFloat16WeightsStayWithinTheDocumentedTolerance) {
+  EXPECT_LT(worst_network_error(test::tiny_artifact_backend(DType::kBF16)), kBF16Tolerance);
+}
+
+TEST(ArtifactBackend, AgreesWithTheGraphExecutorOnTheUNet) {
+  const HostTensor sample = test::reference_tensor("expected", "unet.sample");
+  const HostTensor context = test::reference_tensor("expected", "unet.ctx");
+  const HostTensor compiled = test::tiny_artifact_backend().unet(sample, 500, context);
+  const HostTensor graph = test::tiny_backend().unet(sample, 500, context);
+  EXPECT_LT(test::relative_l2(compiled.data, graph.data), 1e-5);
+}
+
+TEST(ArtifactBackend, PlannedArenasAreSmallerThanOneBufferPerValue) {
+  const nlohmann::json manifest = json_read_file(test::tiny_artifact_dir() + "/manifest.json");
+  const auto& plans = manifest.at("sections").at("memory_plans");
+  ASSERT_EQ(plans.size(), 6u);
+  for (const auto& plan : plans) {
+    EXPECT_LE(plan.at("peak_bytes").get<std::int64_t>(), plan.at("arena_bytes").get<std::int64_t>()) << plan;
+    EXPECT_LT(plan.at("arena_bytes").get<std::int64_t>(), plan.at("unplanned_bytes").get<std::int64_t>()) << plan;
+  }
+}
+
+TEST(ArtifactBackend, ASizeItWasNotBuiltForIsAClearError) {
+  const HostTensor sample({2, 4, 8, 8}, std::vector<float>(2 * 4 * 8 * 8, 0.0f));
+  const HostTensor context = test::reference_tensor("expected", "unet.ctx");
+  const std::string message = error_of([&] { test::tiny_artifact_backend().unet(sample, 1, context); });
+  EXPECT_NE(message.find("built for 128x128"), std::string::npos) << message;
+  EXPECT_NE(message.find("rebuild with websd build --width W --height H"), std::string::npos) << message;
+}
+
+TEST(ArtifactBackend, AWeightPackedForAnotherCpuIsRefusedWithTheFix) {
+  const std::string dir = artifact_copy("other-cpu.art");
+  nlohmann::json manifest = json_read_file(dir + "/manifest.json");
+  bool edited = false;
+  for (auto& weight : manifest["sections"]["launch_lists"]["unet"]["weights"]) {
+    if (!edited && !weight["layout"].get<std::string>().empty()) {
+      weight["layout"] = "onednn:some-other-cpu";
+      edited = true;
+    }
+  }
+  ASSERT_TRUE(edited) << "the UNet has packed convolution weights";
+  std::ofstream(dir + "/manifest.json") << manifest.dump();
+  // At open: every function is prepared on this CPU before the first call.
+  const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
+  EXPECT_NE(message.find("built for another CPU; rebuild it here"), std::string::npos) << message;
+}
+
+TEST(ArtifactBackend, AMissingKernelLibraryFailsAtOpen) {
+  const std::string dir = artifact_copy("no-kernels.art");
+  fs::remove(dir + "/kernels/cpu_kernels.so");
+  const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
+  EXPECT_NE(message.find("missing file kernels/cpu_kernels.so"), std::string::npos) << message;
+}
+
+TEST(ArtifactBackend, ATruncatedKernelLibraryFailsAtOpen) {
+  const std::string dir = artifact_copy("short-kernels.art");
+  fs::resize_file(dir + "/kernels/cpu_kernels.so", fs::file_size(dir + "/kernels/cpu_kernels.so") - 100);
+  const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
+  EXPECT_NE(message.find("file kernels/cpu_kernels.so has"), std::string::npos) << message;
+}
+
+TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
+  const std::string dir = artifact_copy("altered-kernels.art");
+  {
+    std::fstream file(dir + "/kernels/cpu_kernels.so", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(200);
+    file.put('\x5a');
+  }
+  const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
+  EXPECT_NE(message.find("checksum mismatch in file kernels/cpu_kernels.so"), std::string::npos) << message;
+}
+
+TEST(ArtifactBackend, RunsAFunctionByNameForTheProfiler) {
+  runtime::OpProfile profile;
+  test::tiny_artifact_backend().set_profile(&profile);
+  const double wall = test::tiny_artifact_backend().run_function_once("vae_decode");
+  test::tiny_artifact_backend().set_profile(nullptr);
+  EXPECT_GT(profile.by_op.size(), 3u);
+  EXPECT_LE(profile.total_seconds(), wall);
+  EXPECT_NE(error_of([] { test::tiny_artifact_backend().run_function_once("main"); }).find("has no function 'main'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace websd
