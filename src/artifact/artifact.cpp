@@ -2,13 +2,10 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <iterator>
-
-#include "artifact/artifact_crypto.h"
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
-#include "artifact/artifact_key.h"
+#include "artifact/sha256.h"
+#include "artifact/shard_decryptor.h"
 #include "artifact/weight_shard_store.h"
 #include "core/error.h"
 
@@ -31,23 +28,17 @@ struct ListedFile {
   throw Error("artifact", path + ": " + what);
 }
 
-// The file's size, or nullopt if there is no regular file at `path`.
-std::optional<std::uint64_t> regular_file_size(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-  return static_cast<std::uint64_t>(info.st_size);
-}
+std::string hex_sha256(std::span<const std::byte> bytes) { return hex_encode(sha256(bytes)); }
 
-std::string read_json_file(const std::string& path, const std::string& missing_fix) {
-  const auto size = regular_file_size(path);
-  if (!size) fail(path, "missing (" + missing_fix + ")");
+std::string read_json_file(const ArtifactSource& source, std::string_view relative, const std::string& missing_fix) {
+  const auto size = source.size(relative);
+  if (!size) fail(source.where(relative), "missing (" + missing_fix + ")");
   if (*size > kMaxJsonFileBytes) {
-    fail(path, std::to_string(*size) + " bytes, more than any artifact file holds (" + missing_fix + ")");
+    fail(source.where(relative),
+         std::to_string(*size) + " bytes, more than any artifact file holds (" + missing_fix + ")");
   }
-  std::ifstream stream(path, std::ios::binary);
-  std::string text(static_cast<std::size_t>(*size), '\0');
-  if (!stream.read(text.data(), static_cast<std::streamsize>(text.size()))) fail(path, "cannot be read");
-  return text;
+  const std::vector<std::byte> bytes = source.read(relative);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 void check_dir(const std::string& dir) {
@@ -64,7 +55,7 @@ void check_target(const std::string& dir, const ArtifactManifest& manifest, cons
 
 void check_index_matches_manifest(const std::string& path, const std::string& text, const ArtifactManifest& manifest,
                                   const WeightIndex& index) {
-  const std::string digest = hex_encode(sha256({reinterpret_cast<const std::byte*>(text.data()), text.size()}));
+  const std::string digest = hex_sha256({reinterpret_cast<const std::byte*>(text.data()), text.size()});
   if (digest != manifest.weights_index_sha256) {
     fail(path, "checksum mismatch: SHA-256 " + digest + ", the manifest says " + manifest.weights_index_sha256 +
                    " (the index is corrupt or edited: copy the artifact again or rebuild it)");
@@ -78,42 +69,36 @@ void check_index_matches_manifest(const std::string& path, const std::string& te
   }
 }
 
-void check_shard_files(const std::string& weights_dir, const WeightIndex& index) {
+void check_shard_files(const ArtifactSource& source, const WeightIndex& index) {
   for (const WeightShard& shard : index.shards) {
-    const std::string path = weights_dir + "/" + shard.file;
-    const auto size = regular_file_size(path);
-    if (!size) fail(path, "missing shard (" + std::string(kIncompleteFix) + ")");
+    const std::string relative = std::string(kWeightsDir) + "/" + shard.file;
+    const auto size = source.size(relative);
+    if (!size) fail(source.where(relative), "missing shard (" + std::string(kIncompleteFix) + ")");
     if (*size < shard.bytes) {
-      fail(path, "truncated shard: expected " + std::to_string(shard.bytes) + " bytes, found " + std::to_string(*size) +
-                     " (" + kIncompleteFix + ")");
+      fail(source.where(relative), "truncated shard: expected " + std::to_string(shard.bytes) + " bytes, found " +
+                                       std::to_string(*size) + " (" + kIncompleteFix + ")");
     }
     if (*size > shard.bytes) {
-      fail(path, "shard is larger than the index says: expected " + std::to_string(shard.bytes) + " bytes, found " +
-                     std::to_string(*size) + " (the file was altered: copy the artifact again or rebuild it)");
+      fail(source.where(relative), "shard is larger than the index says: expected " + std::to_string(shard.bytes) +
+                                       " bytes, found " + std::to_string(*size) +
+                                       " (the file was altered: copy the artifact again or rebuild it)");
     }
   }
 }
 
-std::optional<ArtifactKey> load_key(const std::string& dir, const ArtifactManifest& manifest,
-                                    const ArtifactOpenOptions& options) {
+// The decryptor of an encrypted artifact; nullptr for a plain one, or when the key may be missing.
+std::unique_ptr<ShardDecryptor> open_decryptor(const std::string& dir, const ArtifactManifest& manifest,
+                                               const ArtifactOpenOptions& options) {
   if (!manifest.encrypted()) {
     if (options.key_file) {
       fail(dir, "a key was given (" + *options.key_file +
                     ") but the artifact is not encrypted (leave out --key-file; build with --encrypt-key-file to "
                     "encrypt it)");
     }
-    return std::nullopt;
+    return nullptr;
   }
-  if (!options.key_file) {
-    if (options.allow_missing_key) return std::nullopt;
-    fail(dir, "the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
-  }
-  ArtifactKey key = read_artifact_key(*options.key_file);
-  if (artifact_key_check(key) != manifest.key_check) {
-    fail(dir, "wrong key: " + *options.key_file +
-                  " is not the key this artifact was encrypted with (its key check value differs)");
-  }
-  return key;
+  if (!options.key_file && options.allow_missing_key) return nullptr;
+  return open_shard_decryptor(dir, options.key_file, manifest.key_check);
 }
 
 // The `files` section's entries, checked for shape: [{path, bytes, sha256}].
@@ -134,9 +119,10 @@ std::vector<ListedFile> listed_files(const std::string& dir, const ArtifactManif
 }
 
 // Presence and size of every listed file; their SHA-256 is checked when one is used.
-void check_listed_files(const std::string& dir, const ArtifactManifest& manifest) {
+void check_listed_files(const ArtifactSource& source, const ArtifactManifest& manifest) {
+  const std::string dir = source.describe();
   for (const ListedFile& file : listed_files(dir, manifest)) {
-    const auto size = regular_file_size(dir + "/" + file.path);
+    const auto size = source.size(file.path);
     if (!size) fail(dir, "missing file " + file.path + " (" + std::string(kIncompleteFix) + ")");
     if (*size != file.bytes) {
       fail(dir, "file " + file.path + " has " + std::to_string(*size) + " bytes, the manifest says " +
@@ -147,46 +133,59 @@ void check_listed_files(const std::string& dir, const ArtifactManifest& manifest
 
 }  // namespace
 
-std::string Artifact::file_path(std::string_view relative) const {
+std::vector<std::byte> Artifact::file_bytes(std::string_view relative) const {
   for (const ListedFile& file : listed_files(dir_, manifest_)) {
     if (file.path != relative) continue;
-    const std::string path = dir_ + "/" + file.path;
-    std::ifstream stream(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-    if (!stream.good() && !stream.eof()) fail(dir_, "cannot read file " + file.path);
+    std::vector<std::byte> bytes = source_->read(file.path);
     if (bytes.size() != file.bytes)
       fail(dir_, "file " + file.path + " is truncated (" + std::string(kIncompleteFix) + ")");
-    if (hex_encode(sha256({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()})) != file.sha256) {
+    if (hex_sha256(bytes) != file.sha256) {
       fail(dir_,
            "checksum mismatch in file " + file.path + " (altered or corrupt: " + std::string(kIncompleteFix) + ")");
     }
-    return path;
+    return bytes;
   }
   fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
 }
 
+std::string Artifact::file_path(std::string_view relative) const {
+  std::optional<std::string> path = source_->local_path(relative);
+  if (!path) {
+    fail(dir_, "file " + std::string(relative) +
+                   " has no path on this machine: the artifact is read through its source, not from a folder (open "
+                   "the artifact's folder to use it here)");
+  }
+  file_bytes(relative);
+  return std::move(*path);
+}
+
 Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& options) {
   check_dir(dir);
+  return open(std::make_unique<FolderSource>(dir), options);
+}
+
+Artifact Artifact::open(std::unique_ptr<ArtifactSource> source, const ArtifactOpenOptions& options) {
   Artifact artifact;
-  artifact.dir_ = dir;
-  const std::string manifest_path = dir + "/" + std::string(kManifestFileName);
-  if (!regular_file_size(manifest_path)) fail(dir, "no manifest.json (" + std::string(kNotArtifactFix) + ")");
-  artifact.manifest_ = parse_manifest(read_json_file(manifest_path, kNotArtifactFix), manifest_path);
+  artifact.dir_ = source->describe();
+  const ArtifactSource& files = *source;
+  artifact.source_ = std::move(source);
+  const std::string& dir = artifact.dir_;
+  if (!files.size(kManifestFileName)) fail(dir, "no manifest.json (" + std::string(kNotArtifactFix) + ")");
+  artifact.manifest_ =
+      parse_manifest(read_json_file(files, kManifestFileName, kNotArtifactFix), files.where(kManifestFileName));
   check_target(dir, artifact.manifest_, options.expected_target);
 
-  const std::string index_path = dir + "/" + std::string(kWeightIndexPath);
-  const std::string index_text = read_json_file(index_path, kIncompleteFix);
-  artifact.index_ = parse_weight_index(index_text, index_path);
-  check_index_matches_manifest(index_path, index_text, artifact.manifest_, artifact.index_);
-  const std::string weights_dir = dir + "/" + std::string(kWeightsDir);
-  check_shard_files(weights_dir, artifact.index_);
-  std::optional<ArtifactKey> key = load_key(dir, artifact.manifest_, options);
+  const std::string index_text = read_json_file(files, kWeightIndexPath, kIncompleteFix);
+  artifact.index_ = parse_weight_index(index_text, files.where(kWeightIndexPath));
+  check_index_matches_manifest(files.where(kWeightIndexPath), index_text, artifact.manifest_, artifact.index_);
+  check_shard_files(files, artifact.index_);
+  std::unique_ptr<ShardDecryptor> decryptor = open_decryptor(dir, artifact.manifest_, options);
 
   for (std::size_t i = 0; i < artifact.index_.tensors.size(); ++i) {
     artifact.weight_by_name_.emplace(artifact.index_.tensors[i].name, i);
   }
-  artifact.store_ = std::make_unique<WeightShardStore>(weights_dir, artifact.index_.shards, std::move(key));
-  check_listed_files(dir, artifact.manifest_);
+  artifact.store_ = std::make_unique<WeightShardStore>(files, artifact.index_.shards, std::move(decryptor));
+  check_listed_files(files, artifact.manifest_);
   return artifact;
 }
 
@@ -219,12 +218,21 @@ std::span<const std::byte> Artifact::weight(std::string_view name) const {
   return store_->shard_bytes(entry->shard).subspan(entry->offset, entry->bytes);
 }
 
-void Artifact::verify_shard(std::size_t index) const {
+void Artifact::check_shard_index(std::size_t index) const {
   if (index >= index_.shards.size()) {
     fail(dir_,
          "has no weight shard " + std::to_string(index) + " (it has " + std::to_string(index_.shards.size()) + ")");
   }
+}
+
+void Artifact::verify_shard(std::size_t index) const {
+  check_shard_index(index);
   store_->shard_bytes(index);
+}
+
+void Artifact::release_shard(std::size_t index) const {
+  check_shard_index(index);
+  store_->release_shard(index);
 }
 
 void Artifact::release_weight_pages() const { store_->release_resident_pages(); }

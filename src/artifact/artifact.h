@@ -1,8 +1,10 @@
 // An artifact opened by the runtime (see FORMAT.md). open() checks everything that is cheap to
 // check before any weight is touched: the manifest (magic, format version, field types), the
 // target, the weight index (its SHA-256 from the manifest, every entry inside its shard), each
-// shard's presence and size, and for encrypted artifacts the key against the manifest's key check.
-// A shard's SHA-256 is verified the first time one of its tensors is read.
+// shard's and each listed file's presence and size, and for encrypted artifacts the key against the
+// manifest's key check. A shard's SHA-256 is verified the first time one of its tensors is read,
+// a listed file's when it is read. Every file is read through an ArtifactSource (a local folder,
+// or files fetched one at a time), so shards can be streamed: verify_shard, use, release_shard.
 // This header is the runtime side: it never includes compiler headers and builds for WebAssembly.
 // Thread-safety: immutable after open() apart from the shard cache, which is internally locked;
 // all member functions may be called concurrently. Move-only.
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "artifact/artifact_manifest.h"
+#include "artifact/artifact_source.h"
 #include "artifact/weight_index.h"
 
 namespace websd::artifact {
@@ -40,13 +43,16 @@ class Artifact {
   // Throws websd::Error("artifact", ...) with one line that tells apart: not an artifact, a newer
   // or older format version, the wrong target, an edited manifest or index, a missing or
   // truncated shard, an index entry out of its shard's bounds, an encrypted artifact without a key,
-  // and a wrong key.
+  // and a wrong key; and in a build that cannot decrypt (WebAssembly), any encrypted artifact.
+  static Artifact open(std::unique_ptr<ArtifactSource> source, const ArtifactOpenOptions& options = {});
+  // The artifact in folder `dir` (FolderSource), which must exist.
   static Artifact open(const std::string& dir, const ArtifactOpenOptions& options = {});
 
   Artifact(Artifact&&) noexcept;
   Artifact& operator=(Artifact&&) noexcept;
   ~Artifact();
 
+  // Where the artifact is, for messages: the folder given to open(), or the source's describe().
   const std::string& dir() const { return dir_; }
   const ArtifactManifest& manifest() const { return manifest_; }
   const std::string& target() const { return manifest_.target; }
@@ -67,18 +73,28 @@ class Artifact {
   // Reads shard `index` (of shards()) and checks its SHA-256 against the index, decrypting it when
   // encrypted, as the first read of one of its tensors does. Throws websd::Error naming the shard.
   void verify_shard(std::size_t index) const;
+  // Drops shard `index`'s bytes: spans from weight() into it become invalid, and its next use reads
+  // and verifies it again. With verify_shard, lets a caller hold one shard at a time.
+  void release_shard(std::size_t index) const;
   // Drops the resident pages of the memory-mapped weight shards (spans from weight() stay valid and
   // read the same bytes); for a runtime that switches to weights in other shards.
   void release_weight_pages() const;
 
-  // The absolute path of file `relative` of the `files` section, after checking its size and
-  // SHA-256 against the manifest. Throws websd::Error naming the file if the manifest lists no such
-  // file, or it is missing, truncated or altered.
+  // The bytes of file `relative` of the `files` section, after checking their size and SHA-256
+  // against the manifest. Throws websd::Error naming the file if the manifest lists no such file,
+  // or it is missing, truncated or altered.
+  std::vector<std::byte> file_bytes(std::string_view relative) const;
+  // The path on this machine of file `relative`, after the checks of file_bytes(); for native code
+  // that needs a path (dlopen of the kernel library). Throws websd::Error as file_bytes() does, and
+  // when the source has no local paths.
   std::string file_path(std::string_view relative) const;
 
  private:
   Artifact() = default;
+  // Throws websd::Error naming the artifact when it has no shard `index`.
+  void check_shard_index(std::size_t index) const;
 
+  std::unique_ptr<ArtifactSource> source_;  // before store_, which reads through it
   std::string dir_;
   ArtifactManifest manifest_;
   WeightIndex index_;

@@ -1,7 +1,8 @@
-// The cryptography the artifact needs, behind a small interface so that the container code never
-// names a crypto library: SHA-256 (shard and index integrity), HMAC-SHA-256 (the key check value)
-// and AES-256-GCM (optional weight encryption). The native build implements it with OpenSSL's EVP
-// API (artifact_crypto_openssl.cpp); a WebAssembly build supplies its own implementation file.
+// The cryptography of encrypted artifacts, behind a small interface so that the container code
+// never names a crypto library: HMAC-SHA-256 (the key check value) and AES-256-GCM (optional
+// weight encryption). Native builds implement it with OpenSSL's EVP API
+// (artifact_crypto_openssl.cpp); the WebAssembly build implements none of it and uses only the
+// types (see shard_decryptor.h). Integrity checks need only SHA-256 (sha256.h), in every build.
 // Streams are move-only, single-owner objects (not thread-safe); the free functions are thread-safe.
 #pragma once
 
@@ -12,31 +13,14 @@
 #include <span>
 #include <string_view>
 
+#include "artifact/sha256.h"
+
 namespace websd::artifact {
 
-using Sha256Digest = std::array<std::uint8_t, 32>;
 using AesKey = std::array<std::uint8_t, 32>;
 using AesGcmIv = std::array<std::uint8_t, 12>;
 using AesGcmTag = std::array<std::uint8_t, 16>;
 
-// Incremental SHA-256, for data that is written or read in pieces.
-class Sha256Stream {
- public:
-  Sha256Stream();
-  ~Sha256Stream();
-  Sha256Stream(Sha256Stream&&) noexcept;
-  Sha256Stream& operator=(Sha256Stream&&) noexcept;
-
-  void update(std::span<const std::byte> bytes);
-  // Ends the stream; update() must not be called afterwards.
-  Sha256Digest finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-Sha256Digest sha256(std::span<const std::byte> bytes);
 Sha256Digest hmac_sha256(const AesKey& key, std::string_view message);
 
 // AES-256-GCM encryption of one message written in pieces; ciphertext has the plaintext's size.

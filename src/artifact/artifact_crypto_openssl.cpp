@@ -66,40 +66,6 @@ void cipher_update(EVP_CIPHER_CTX* context, std::span<const std::byte> in, std::
 
 }  // namespace
 
-struct Sha256Stream::State {
-  State() : context(EVP_MD_CTX_new()) {
-    if (context == nullptr || EVP_DigestInit_ex(context, EVP_sha256(), nullptr) != 1) fail_openssl("SHA-256 setup");
-  }
-  ~State() { EVP_MD_CTX_free(context); }
-  EVP_MD_CTX* context;
-};
-
-Sha256Stream::Sha256Stream() : state_(std::make_unique<State>()) {}
-Sha256Stream::~Sha256Stream() = default;
-Sha256Stream::Sha256Stream(Sha256Stream&&) noexcept = default;
-Sha256Stream& Sha256Stream::operator=(Sha256Stream&&) noexcept = default;
-
-void Sha256Stream::update(std::span<const std::byte> bytes) {
-  if (!bytes.empty() && EVP_DigestUpdate(state_->context, bytes.data(), bytes.size()) != 1) {
-    fail_openssl("SHA-256 update");
-  }
-}
-
-Sha256Digest Sha256Stream::finish() {
-  Sha256Digest digest{};
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(state_->context, digest.data(), &length) != 1 || length != digest.size()) {
-    fail_openssl("SHA-256 final");
-  }
-  return digest;
-}
-
-Sha256Digest sha256(std::span<const std::byte> bytes) {
-  Sha256Stream stream;
-  stream.update(bytes);
-  return stream.finish();
-}
-
 Sha256Digest hmac_sha256(const AesKey& key, std::string_view message) {
   Sha256Digest digest{};
   unsigned int length = 0;

@@ -10,6 +10,7 @@
 
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
+#include "artifact/sha256.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 

@@ -1,56 +1,69 @@
 #include "artifact/weight_shard_store.h"
 
 #include "artifact/artifact_hex.h"
+#include "artifact/sha256.h"
 #include "core/error.h"
 
 namespace websd::artifact {
 
-WeightShardStore::WeightShardStore(std::string weights_dir, std::vector<WeightShard> shards,
-                                   std::optional<ArtifactKey> key)
-    : weights_dir_(std::move(weights_dir)), shards_(std::move(shards)), key_(std::move(key)), loaded_(shards_.size()) {}
+WeightShardStore::WeightShardStore(const ArtifactSource& source, std::vector<WeightShard> shards,
+                                   std::unique_ptr<ShardDecryptor> decryptor)
+    : source_(&source), shards_(std::move(shards)), decryptor_(std::move(decryptor)), loaded_(shards_.size()) {}
 
 std::span<const std::byte> WeightShardStore::shard_bytes(std::size_t index) const {
   const std::lock_guard lock(*mutex_);
   LoadedShard& shard = loaded_.at(index);
   if (!shard.loaded) load(index, shard);
   if (shard.mapping) return shard.mapping->bytes();
-  return shard.plain;
+  return shard.bytes;
 }
 
 void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   const WeightShard& expected = shards_[index];
-  const std::string path = weights_dir_ + "/" + expected.file;
-  if (expected.iv && !key_) {
+  const std::string relative = std::string(kWeightsDir) + "/" + expected.file;
+  const std::string path = source_->where(relative);
+  if (expected.iv && !decryptor_) {
     throw Error("artifact", path + ": the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
   }
-  MappedFile file(path);
-  if (file.size() != expected.bytes) {
+  // A source that maps keeps the stored bytes in the page cache, not in this process's memory.
+  std::optional<MappedFile> mapping = source_->map(relative);
+  std::vector<std::byte> fetched;
+  if (!mapping) fetched = source_->read(relative);
+  const std::span<const std::byte> stored = mapping ? mapping->bytes() : std::span<const std::byte>(fetched);
+  if (stored.size() != expected.bytes) {
     throw Error("artifact", path + ": shard size changed since the artifact was opened: expected " +
-                                std::to_string(expected.bytes) + " bytes, found " + std::to_string(file.size()) +
+                                std::to_string(expected.bytes) + " bytes, found " + std::to_string(stored.size()) +
                                 " (copy the artifact again)");
   }
-  const Sha256Digest digest = sha256(file.bytes());
+  const Sha256Digest digest = sha256(stored);
   if (digest != expected.sha256) {
     throw Error("artifact", path + ": checksum mismatch: SHA-256 " + hex_encode(digest) + ", the index says " +
                                 hex_encode(expected.sha256) +
                                 " (the shard is corrupt: copy the artifact again or rebuild it)");
   }
   if (expected.iv) {
-    std::vector<std::byte> plain(file.size());
-    if (!aes_256_gcm_decrypt(key_->bytes, *expected.iv, *expected.tag, file.bytes(), plain)) {
+    std::vector<std::byte> plain(stored.size());
+    if (!decryptor_->decrypt(expected, stored, plain)) {
       throw Error("artifact", path +
                                   ": decryption failed: the AES-GCM tag does not match although the key check and "
                                   "checksum did (the index's iv or tag was altered: rebuild the artifact)");
     }
-    shard.plain = std::move(plain);
+    shard.bytes = std::move(plain);
+  } else if (mapping) {
+    shard.mapping = std::move(mapping);
   } else {
-    shard.mapping.emplace(std::move(file));
+    shard.bytes = std::move(fetched);
   }
   shard.loaded = true;
 }
 
+void WeightShardStore::release_shard(std::size_t index) const {
+  const std::lock_guard lock(*mutex_);
+  loaded_.at(index) = LoadedShard{};
+}
+
 void WeightShardStore::release_resident_pages() const {
-  const std::lock_guard<std::mutex> lock(*mutex_);
+  const std::lock_guard lock(*mutex_);
   for (const LoadedShard& shard : loaded_) {
     if (shard.mapping) shard.mapping->release_pages(0, shard.mapping->size());
   }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "artifact/artifact_crypto.h"
+#include "artifact/sha256.h"
 #include "artifact/weight_index.h"
 
 namespace websd::artifact {

@@ -8,6 +8,7 @@
 #include "artifact/artifact_hex.h"
 #include "artifact/function_signatures.h"
 #include "artifact_test_support.h"
+#include "fetched_source.h"
 #include "support/fixtures.h"
 
 namespace websd {
@@ -108,6 +109,35 @@ TEST(ArtifactRoundTrip, EncryptedWeightsDecryptWithTheKey) {
   }
   EXPECT_NE(opened.shards()[0].iv, opened.shards()[1].iv) << "every shard needs its own IV";
   expect_sample_weights(opened);
+}
+
+// A source that fetches whole files (as a browser does) instead of mapping them: plain and
+// encrypted shards stream one at a time, each read once until it is released.
+TEST(ArtifactRoundTrip, ShardsStreamOneAtATimeThroughASourceThatFetches) {
+  const std::string temp = test::make_temp_dir("artifact-fetched");
+  test::write_sample_artifact(temp + "/plain");
+  test::write_sample_artifact(temp + "/encrypted", test::sample_key());
+  const std::string key_file = test::write_hex_key_file(temp, test::sample_key());
+  for (const auto& [name, options] :
+       {std::pair{"plain", test::open_options("cpu")}, std::pair{"encrypted", test::open_options("cpu", key_file)}}) {
+    const auto reads = std::make_shared<test::FetchedSource::Reads>();
+    const Artifact opened = Artifact::open(std::make_unique<test::FetchedSource>(temp + "/" + name, reads), options);
+    const auto tensors = test::sample_tensors();
+    for (std::size_t shard = 0; shard < opened.shards().size(); ++shard) {
+      opened.verify_shard(shard);
+      for (std::size_t i = 0; i < tensors.size(); ++i) {
+        if (opened.weights()[i].shard != shard) continue;
+        const auto bytes = opened.weight(tensors[i].name);
+        EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), tensors[i].bytes.begin(), tensors[i].bytes.end()))
+            << name << ": " << tensors[i].name;
+      }
+      opened.release_shard(shard);
+      for (std::size_t other = 0; other < opened.shards().size(); ++other) {
+        EXPECT_EQ(reads->count["weights/" + opened.shards()[other].file], other <= shard ? 1 : 0)
+            << name << ": shard " << other << " after shard " << shard;
+      }
+    }
+  }
 }
 
 TEST(ArtifactRoundTrip, KeyFilesHoldRawBytesOrHex) {

@@ -1,17 +1,15 @@
-// Builders and editors of small artifacts for the artifact tests: a fixed set of f32/f16/bf16
-// tensors with known bytes, key files, and ways to alter a written artifact on disk the way a
-// broken copy or a hostile edit would.
+// Builders of small artifacts for the native artifact tests: a fixed set of f32/f16/bf16 tensors
+// with known bytes and key files; with artifact_file_edits.h, ways to alter a written artifact.
 #pragma once
 
 #include <cstddef>
-#include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "artifact/artifact.h"
 #include "artifact/artifact_writer.h"
+#include "artifact_file_edits.h"
 
 namespace websd::test {
 
@@ -37,19 +35,5 @@ artifact::ArtifactOpenOptions open_options(const std::string& target, const std:
 // A key with bytes 0, 1, ..., 31 plus `salt`, and a key file holding it as hex.
 artifact::ArtifactKey sample_key(std::uint8_t salt = 0);
 std::string write_hex_key_file(const std::string& dir, const artifact::ArtifactKey& key);
-
-std::string read_text(const std::string& path);
-void write_text(const std::string& path, const std::string& text);
-
-// Applies `edit` to manifest.json's JSON and writes it back.
-void edit_manifest(const std::string& dir, const std::function<void(nlohmann::json&)>& edit);
-// Applies `edit` to weights/index.json, then records the new index checksum in the manifest, as
-// someone crafting an artifact would: the index's own checks must catch the edit.
-void edit_index_consistently(const std::string& dir, const std::function<void(nlohmann::json&)>& edit);
-// Flips one bit of the file's byte at `offset`.
-void flip_byte(const std::string& path, std::size_t offset);
-
-// The message of the websd::Error that `action` throws; fails the test if it throws nothing.
-std::string error_of(const std::function<void()>& action);
 
 }  // namespace websd::test

@@ -3,21 +3,16 @@
 // file (the kernel library included). Each case breaks one thing in a copy of the artifact that
 // `websd build` makes of the tiny-sd15 fixture model (built once per websd binary, shared by the
 // test processes).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "artifact_test_support.h"
-#include "support/file_lock.h"
+#include "built_fixture_artifacts.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 
@@ -25,7 +20,6 @@ namespace websd {
 namespace {
 
 namespace fs = std::filesystem;
-using test::FileLock;
 
 constexpr const char* kKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
@@ -42,55 +36,11 @@ void expect_one_error_line(const test::CommandResult& result, const std::vector<
     EXPECT_NE(result.err.find(part), std::string::npos) << result.err << "\nlacks: " << part;
 }
 
-// A folder beside this test binary, named after the websd binary under test (path, size, time), so
-// the artifacts are built once per websd binary; folders of earlier binaries are removed.
-fs::path cache_dir() {
-  static const fs::path dir = [] {
-    const fs::path binary = test::websd_binary();
-    const auto stamp = fs::last_write_time(binary).time_since_epoch().count();
-    const std::size_t tag = std::hash<std::string>{}(binary.string() + "|" + std::to_string(fs::file_size(binary)) +
-                                                     "|" + std::to_string(stamp));
-    const fs::path root = fs::read_symlink("/proc/self/exe").parent_path() / "inspect_verify_cache";
-    fs::create_directories(root);
-    const fs::path tagged = root / std::to_string(tag);
-    FileLock lock(root / "lock");
-    if (!fs::exists(tagged)) {
-      for (const auto& entry : fs::directory_iterator(root)) {
-        if (entry.is_directory()) fs::remove_all(entry.path());
-      }
-      fs::create_directories(tagged);
-    }
-    return tagged;
-  }();
-  return dir;
-}
-
-std::string key_file() {
-  const fs::path path = cache_dir() / "key.hex";
-  FileLock lock(cache_dir() / "lock");
-  if (!fs::exists(path)) test::write_text(path.string(), std::string(kKeyHex) + "\n");
-  return path.string();
-}
-
-// `websd build --model <fixture> --target cpu --out <cache>/<name> <extra>`, once per websd binary.
-std::string built_artifact(const std::string& name, const std::vector<std::string>& extra = {}) {
-  const fs::path out = cache_dir() / name;
-  FileLock lock(cache_dir() / "lock");
-  if (!fs::exists(out / "manifest.json")) {
-    std::vector<std::string> args = {"build", "--model",   test::fixture_path("tiny-sd15/model"), "--target", "cpu",
-                                     "--out", out.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const test::CommandResult result = test::run_websd(args);
-    if (result.exit_code != 0) throw std::runtime_error("websd build failed: " + describe(result));
-  }
-  return out.string();
-}
-
 // A copy of the built artifact to break.
 std::string artifact_copy(const std::string& tag, const std::string& name = "tiny.art",
                           const std::vector<std::string>& extra = {}) {
   const std::string dir = test::make_temp_dir(tag) + "/art";
-  fs::copy(built_artifact(name, extra), dir, fs::copy_options::recursive);
+  fs::copy(test::built_fixture_artifact(name, extra), dir, fs::copy_options::recursive);
   return dir;
 }
 
@@ -219,14 +169,14 @@ TEST(InspectVerify, ZeroScaleFactorIsRefusedNotDividedBy) {
 }
 
 TEST(InspectVerify, EncryptedArtifactNeedsItsKey) {
-  const std::vector<std::string> encrypt = {"--encrypt-key-file", key_file()};
+  const std::vector<std::string> encrypt = {"--encrypt-key-file", test::fixture_key_file(kKeyHex)};
   const std::string dir = artifact_copy("inspect-verify-encrypted", "tiny-encrypted.art", encrypt);
   EXPECT_EQ(test::run_websd({"inspect", dir}).exit_code, 0);
   expect_one_error_line(test::run_websd({"inspect", dir, "--verify"}), {"no key was given (pass --key-file)"});
-  const auto verified = test::run_websd({"inspect", dir, "--verify", "--key-file", key_file()});
+  const auto verified = test::run_websd({"inspect", dir, "--verify", "--key-file", test::fixture_key_file(kKeyHex)});
   EXPECT_EQ(verified.exit_code, 0) << describe(verified);
   test::flip_byte(dir + "/weights/shard-00000.bin", 100);
-  expect_one_error_line(test::run_websd({"inspect", dir, "--verify", "--key-file", key_file()}),
+  expect_one_error_line(test::run_websd({"inspect", dir, "--verify", "--key-file", test::fixture_key_file(kKeyHex)}),
                         {"weights/shard-00000.bin: checksum mismatch"});
 }
 

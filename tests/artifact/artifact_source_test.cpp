@@ -1,0 +1,91 @@
+// Reading an artifact through a source that fetches whole files (fetched_source.h), as the
+// browser will: shard by shard (verify, use, release), listed files as bytes, no local paths, and
+// messages that name the source. Runs natively and in the WebAssembly build, on the fixture's cpu
+// artifact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "artifact/artifact.h"
+#include "artifact_file_edits.h"
+#include "fetched_source.h"
+#include "fixture_artifact.h"
+#include "support/fixtures.h"
+
+namespace websd::artifact {
+namespace {
+
+using test::FetchedSource;
+
+Artifact open_fetched(const std::string& dir, const std::shared_ptr<FetchedSource::Reads>& reads) {
+  return Artifact::open(std::make_unique<FetchedSource>(dir, reads), {"cpu", std::nullopt, false});
+}
+
+TEST(ArtifactSource, ShardsAreReadOnceWhenVerifiedAndAgainAfterRelease) {
+  const std::string dir = test::fixture_cpu_artifact();
+  const auto reads = std::make_shared<FetchedSource::Reads>();
+  const Artifact fetched = open_fetched(dir, reads);
+  const Artifact local = Artifact::open(dir, {"cpu", std::nullopt, false});
+  EXPECT_EQ(fetched.dir(), "fetched:" + dir);
+  EXPECT_EQ(reads->count["manifest.json"], 1);
+  EXPECT_EQ(reads->count["weights/index.json"], 1);
+
+  for (std::size_t i = 0; i < fetched.shards().size(); ++i) {
+    const std::string shard = "weights/" + fetched.shards()[i].file;
+    EXPECT_EQ(reads->count[shard], 0) << "open() reads no shard";
+    fetched.verify_shard(i);
+    for (const WeightEntry& entry : fetched.weights()) {
+      if (entry.shard != i) continue;
+      const auto bytes = fetched.weight(entry.name);
+      const auto expected = local.weight(entry.name);
+      ASSERT_TRUE(std::equal(bytes.begin(), bytes.end(), expected.begin(), expected.end())) << entry.name;
+    }
+    EXPECT_EQ(reads->count[shard], 1) << "a verified shard is kept until released";
+    fetched.release_shard(i);
+  }
+  const WeightEntry& first = fetched.weights().front();
+  fetched.weight(first.name);
+  EXPECT_EQ(reads->count["weights/" + fetched.shards()[first.shard].file], 2)
+      << "a released shard is read and verified again";
+}
+
+TEST(ArtifactSource, ListedFilesAreBytesAndHaveNoLocalPath) {
+  const std::string dir = test::fixture_cpu_artifact();
+  const Artifact fetched = open_fetched(dir, std::make_shared<FetchedSource::Reads>());
+  const std::vector<std::byte> config = fetched.file_bytes("model/scheduler/scheduler_config.json");
+  const std::string text = test::read_text(dir + "/model/scheduler/scheduler_config.json");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(config.data()), config.size()), text);
+  const std::string message = test::error_of([&] { fetched.file_path("kernels/cpu_kernels.so"); });
+  EXPECT_NE(message.find("fetched:" + dir + ": file kernels/cpu_kernels.so has no path on this machine"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(Artifact::open(dir).file_path("kernels/cpu_kernels.so"), dir + "/kernels/cpu_kernels.so");
+}
+
+TEST(ArtifactSource, ErrorsNameTheFileInTheSource) {
+  const std::string dir = test::make_temp_dir("artifact-source-tampered") + "/art";
+  std::filesystem::copy(test::fixture_cpu_artifact(), dir, std::filesystem::copy_options::recursive);
+  test::flip_byte(dir + "/weights/shard-00000.bin", 64);
+  test::flip_byte(dir + "/model/tokenizer/tokenizer_config.json", 3);
+  const Artifact fetched = open_fetched(dir, std::make_shared<FetchedSource::Reads>());
+  EXPECT_NE(test::error_of([&] {
+              fetched.verify_shard(0);
+            }).find("fetched:" + dir + "/weights/shard-00000.bin: checksum mismatch: SHA-256 "),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] {
+              fetched.file_bytes("model/tokenizer/tokenizer_config.json");
+            }).find("fetched:" + dir + ": checksum mismatch in file model/tokenizer/tokenizer_config.json"),
+            std::string::npos);
+  std::filesystem::remove(dir + "/weights/shard-00000.bin");
+  EXPECT_NE(test::error_of([&] {
+              open_fetched(dir, std::make_shared<FetchedSource::Reads>());
+            }).find("fetched:" + dir + "/weights/shard-00000.bin: missing shard"),
+            std::string::npos);
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+}  // namespace
+}  // namespace websd::artifact
