@@ -181,6 +181,18 @@ HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, cons
   return executor.read_output(0);
 }
 
+HostTensor ArtifactBackend::unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
+                                        double guidance_scale) {
+  state_->check_shapes("unet_cfg", {sample.shape, {1}, context.shape, {1}}, "UNet sample");
+  runtime::Executor& executor = state_->executor("unet_cfg");
+  executor.set_input(0, sample);
+  executor.set_input(1, HostTensor({1}, {static_cast<float>(timestep)}));
+  executor.set_input(2, context);
+  executor.set_input(3, HostTensor({1}, {static_cast<float>(guidance_scale)}));
+  executor.submit();
+  return executor.read_output(0);
+}
+
 HostTensor ArtifactBackend::vae_decode(const HostTensor& latents) {
   state_->check_shapes("vae_decode", {latents.shape}, "latents");
   runtime::Executor& executor = state_->executor("vae_decode");

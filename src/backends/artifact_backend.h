@@ -36,6 +36,9 @@ class ArtifactBackend final : public DiffusionBackend {
   const ModelInfo& info() const override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  // Runs the artifact's compiled unet_cfg: the guidance batch and combination on the device.
+  HostTensor unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
+                         double guidance_scale) override;
   HostTensor vae_decode(const HostTensor& latents) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
 

@@ -16,6 +16,7 @@
 #include "import/checkpoint_tokenizer.h"
 #include "import/diffusers_checkpoint.h"
 #include "io/json_file.h"
+#include "models/graphs/pipeline_helpers.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
 #include "models/tokenizer_folder.h"
@@ -70,6 +71,7 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   parts.push_back({"text_encoder/config.json (batch 1)", "text_encoder", clip_text_graph(clip, 1, tokens), "clip_b1"});
   parts.push_back({"unet/config.json (batch 2)", "unet", unet_graph(unet, 2, latent_h, latent_w, tokens), ""});
   parts.push_back({"unet/config.json (batch 1)", "unet", unet_graph(unet, 1, latent_h, latent_w, tokens), "unet_b1"});
+  parts.push_back({"unet/config.json (guided)", "unet", unet_cfg_graph(unet, latent_h, latent_w, tokens), ""});
   parts.push_back({"vae/config.json (decoder)", "vae", vae_decode_graph(vae, 1, latent_h, latent_w), ""});
   parts.push_back(
       {"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});

@@ -37,6 +37,13 @@ class DiffusionBackend {
   virtual HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) = 0;
   // sample [batch, C, h, w], one timestep for all rows, context [batch, 77, hidden] -> prediction like sample.
   virtual HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) = 0;
+  // One step with classifier-free guidance: uncond + guidance_scale * (cond - uncond), where (uncond,
+  // cond) is the UNet's prediction for the batch (sample, sample) with context rows (negative,
+  // prompt); sample [1, C, h, w], context [2, 77, hidden] -> [1, C, h, w]. A backend with a compiled
+  // `unet_cfg` function runs the whole step on its device; this default runs unet() on the batch and
+  // combines on the host (pipeline/guidance.cpp), in the same float32 order.
+  virtual HostTensor unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
+                                 double guidance_scale);
   // latents [1, C, h, w] (already divided by the scaling factor) -> image [1, 3, 8h, 8w] in about [-1, 1].
   virtual HostTensor vae_decode(const HostTensor& latents) = 0;
   // image [1, 3, H, W] in [-1, 1] -> {mean, logvar} of the latent distribution.

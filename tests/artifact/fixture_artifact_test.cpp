@@ -45,7 +45,7 @@ TEST(FixtureArtifact, ManifestDescribesTheCpuBuildOfTheModel) {
   for (const FunctionSignature& function : parse_functions_section(*artifact.section("functions"), artifact.dir())) {
     symbols.push_back(function.symbol);
   }
-  EXPECT_EQ(symbols, (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "vae_decode", "vae_encode"}));
+  EXPECT_EQ(symbols, (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode", "vae_encode"}));
 }
 
 TEST(FixtureArtifact, IndexPlacesEveryWeightInsideItsShard) {

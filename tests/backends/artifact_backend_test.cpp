@@ -92,10 +92,25 @@ TEST(ArtifactBackend, AgreesWithTheGraphExecutorOnTheUNet) {
   EXPECT_LT(test::relative_l2(compiled.data, graph.data), 1e-5);
 }
 
+// The compiled unet_cfg (batch, UNet and guidance combination on the device) against the
+// checkpoint backend's default: the UNet on (x, x) combined on the host.
+TEST(ArtifactBackend, TheGuidedStepAgreesWithTheHostCombination) {
+  const HostTensor pair = test::reference_tensor("expected", "unet.sample");
+  const HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
+                          std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
+  const HostTensor context = test::reference_tensor("expected", "unet.ctx");
+  const HostTensor compiled = test::tiny_artifact_backend().unet_guided(sample, 500, context, 7.5);
+  const HostTensor host = test::tiny_backend().unet_guided(sample, 500, context, 7.5);
+  ASSERT_EQ(compiled.shape, sample.shape);
+  EXPECT_LT(test::relative_l2(compiled.data, host.data), 1e-5);
+  const std::string wrong = error_of([&] { test::tiny_artifact_backend().unet_guided(pair, 500, context, 7.5); });
+  EXPECT_NE(wrong.find("does not fit unet_cfg's sample"), std::string::npos) << wrong;
+}
+
 TEST(ArtifactBackend, PlannedArenasAreSmallerThanOneBufferPerValue) {
   const nlohmann::json manifest = json_read_file(test::tiny_artifact_dir() + "/manifest.json");
   const auto& plans = manifest.at("sections").at("memory_plans");
-  ASSERT_EQ(plans.size(), 6u);
+  ASSERT_EQ(plans.size(), 7u);
   for (const auto& plan : plans) {
     EXPECT_LE(plan.at("peak_bytes").get<std::int64_t>(), plan.at("arena_bytes").get<std::int64_t>()) << plan;
     EXPECT_LT(plan.at("arena_bytes").get<std::int64_t>(), plan.at("unplanned_bytes").get<std::int64_t>()) << plan;

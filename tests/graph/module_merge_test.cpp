@@ -8,12 +8,12 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/printer.h"
 #include "models/graphs/pipeline_helpers.h"
 #include "models/graphs/sd_graphs.h"
 #include "passes/verify.h"
 #include "support/fixtures.h"
+#include "targets/cpu/reference/cpu_executor.h"
 
 namespace websd::graph {
 namespace {
@@ -44,7 +44,6 @@ Module imported_vae() {
 
 Module helpers() {
   Module module;
-  module.add_function(cfg_concat_graph({1, 77, 32}), "pipeline_helpers");
   module.add_function(image_to_rgba_graph(2, 3), "pipeline_helpers");
   return module;
 }
@@ -78,7 +77,7 @@ TEST(ModuleMerge, RolesRenameTheMainsAndHelpersJoinThem) {
                                       {{{"unet.mod", "main", "unet"}, {"vae.mod", "main", "vae_decode"}}});
   std::vector<std::string> symbols;
   for (const Function* function : merged.functions()) symbols.push_back(function->symbol());
-  EXPECT_EQ(symbols, (std::vector<std::string>{"unet", "vae_decode", "cfg_concat", "image_to_rgba"}));
+  EXPECT_EQ(symbols, (std::vector<std::string>{"unet", "vae_decode", "image_to_rgba"}));
   EXPECT_EQ(merged.origin("unet"), "unet.mod @main");
   EXPECT_EQ(merged.origin("image_to_rgba"), "helpers.mod @image_to_rgba");
   EXPECT_NO_THROW(passes::verify(merged));
@@ -125,18 +124,6 @@ TEST(ModuleMerge, MergedHelpersComputeTheirResults) {
   const Module helper_module = helpers();
   const Module merged = merge_modules({{helper_module, "helpers.mod"}});
 
-  cpu::CpuExecutor concat(merged.at("cfg_concat"));
-  cpu::CpuTensor uncond = cpu::CpuTensor::allocate({DType::kF32, {1, 77, 32}});
-  cpu::CpuTensor cond = cpu::CpuTensor::allocate({DType::kF32, {1, 77, 32}});
-  for (std::size_t i = 0; i < uncond.f32->size(); ++i) {
-    (*uncond.f32)[i] = static_cast<float>(i);
-    (*cond.f32)[i] = -static_cast<float>(i);
-  }
-  const auto batch = concat.run({uncond, cond});
-  ASSERT_EQ(batch[0].type.shape, (Shape{2, 77, 32}));
-  EXPECT_EQ((*batch[0].f32)[5], 5.0f);
-  EXPECT_EQ((*batch[0].f32)[77 * 32 + 5], -5.0f) << "cond rows follow the uncond rows";
-
   cpu::CpuExecutor rgba(merged.at("image_to_rgba"));
   // [1,3,2,3]: channel c, pixel p holds values that exercise both clamps and the linear middle.
   const std::vector<float> values = {-2.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f};
@@ -156,11 +143,7 @@ TEST(ModuleMerge, MergedHelpersComputeTheirResults) {
   }
 }
 
-TEST(ModuleMerge, HelperBuildersRejectBadSizes) {
-  EXPECT_THROW(cfg_concat_graph({}), Error);
-  EXPECT_THROW(cfg_concat_graph({1, 0, 32}), Error);
-  EXPECT_THROW(image_to_rgba_graph(0, 8), Error);
-}
+TEST(ModuleMerge, HelperBuildersRejectBadSizes) { EXPECT_THROW(image_to_rgba_graph(0, 8), Error); }
 
 }  // namespace
 }  // namespace websd::graph

@@ -5,10 +5,11 @@
 #include <chrono>
 
 #include "core/error.h"
-#include "targets/cpu/runtime/cpu_test_util.h"
 #include "graph_test_support.h"
 #include "import/diffusers_checkpoint.h"
+#include "models/graphs/pipeline_helpers.h"
 #include "models/graphs/sd_graphs.h"
+#include "targets/cpu/runtime/cpu_test_util.h"
 
 namespace websd {
 namespace {
@@ -32,6 +33,40 @@ TEST(UNetGraph, MatchesTheReferenceOnTheTinyModelAtThreeTimesteps) {
               << seconds * 1e3 << " ms\n";
     EXPECT_LT(error, 1e-4);
   }
+}
+
+// unet_cfg (the guidance batch, the UNet and the guidance combination in one function, what a
+// device runs per denoising step) against the UNet on the batch (x, x) combined as the host does.
+TEST(UNetGraph, UnetCfgEqualsTheUNetBatchCombinedOnTheHost) {
+  const auto checkpoint = DiffusersCheckpoint::open(test::tiny_model_dir());
+  const auto weights = test::checkpoint_weights(checkpoint.component("unet"), unet_params(test::tiny_unet_config()));
+  const graph::Function cfg = unet_cfg_graph(test::tiny_unet_config(), 16, 16);
+  EXPECT_EQ(cfg.symbol(), "unet_cfg");
+  ASSERT_EQ(cfg.inputs().size(), 4u);
+  EXPECT_EQ(cfg.value(cfg.inputs()[3]).name, "guidance_scale");
+  EXPECT_EQ(test::sorted_weight_specs(cfg), test::sorted_weight_specs(unet_graph(test::tiny_unet_config(), 2, 16, 16)));
+
+  const cpu::CpuTensor sample = cpu::test::random_tensor({1, 4, 16, 16}, 11);
+  const cpu::CpuTensor context = test::expected_tensor("unet.ctx");
+  const float scale = 7.5f;
+  const auto guided = test::run_on_cpu(
+      cfg, weights, {sample, test::filled_tensor({1}, 500.0f), context, test::filled_tensor({1}, scale)});
+  ASSERT_EQ(guided[0].type.shape, (Shape{1, 4, 16, 16}));
+
+  cpu::CpuTensor pair = cpu::CpuTensor::allocate({DType::kF32, {2, 4, 16, 16}});
+  std::copy(sample.f32->begin(), sample.f32->end(), pair.f32->begin());
+  std::copy(sample.f32->begin(), sample.f32->end(),
+            pair.f32->begin() + static_cast<std::ptrdiff_t>(sample.f32->size()));
+  const auto batch = test::run_on_cpu(unet_graph(test::tiny_unet_config(), 2, 16, 16), weights,
+                                      {pair, test::filled_tensor({2}, 500.0f), context});
+  const std::size_t half = sample.f32->size();
+  std::vector<float> expected(half);
+  for (std::size_t i = 0; i < half; ++i) {
+    const float uncond = (*batch[0].f32)[i], cond = (*batch[0].f32)[half + i];
+    expected[i] = uncond + scale * (cond - uncond);
+  }
+  EXPECT_LT(cpu::test::relative_l2(*guided[0].f32, expected), 1e-6);
+  EXPECT_THROW(unet_cfg_graph(test::tiny_unet_config(), 15, 16), Error);
 }
 
 TEST(UNetGraph, TinyModelRunsOnNonSquareLatents) {

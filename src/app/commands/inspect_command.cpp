@@ -22,15 +22,15 @@
 #include "app/command_registry.h"
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
-#include "core/error.h"
-#include "targets/cpu/runtime/cpu_device.h"
 #include "backends/artifact_backend.h"
+#include "core/error.h"
 #include "io/json_file.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
+#include "targets/cpu/runtime/cpu_device.h"
 
 namespace websd::app {
 namespace {
@@ -211,7 +211,8 @@ void print_text(const ordered_json& summary) {
 
 // The functions `websd generate --artifact` calls: with guidance (batch 2), without (batch 1), and
 // img2img's encoder. The cpu target always builds all six.
-constexpr const char* kGenerateFunctions[] = {"clip", "clip_b1", "unet", "unet_b1", "vae_decode", "vae_encode"};
+constexpr const char* kGenerateFunctions[] = {"clip",     "clip_b1",    "unet",      "unet_b1",
+                                              "unet_cfg", "vae_decode", "vae_encode"};
 constexpr const char* kEditedFix = "the manifest was edited or is corrupt: rebuild the artifact";
 
 [[noreturn]] void verify_fail(const std::string& dir, const std::string& what) {
@@ -302,6 +303,7 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
   }
   const TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
   const TensorType image = f32({1, 3, height, width});
+  calls.push_back({"unet_cfg", {latent, f32({1}), f32({2, info.max_tokens, hidden}), f32({1})}, {latent}});
   calls.push_back({"vae_decode", {latent}, {image}});
   calls.push_back({"vae_encode", {image}, {latent, latent}});
   for (const Call& call : calls) {

@@ -2,20 +2,31 @@
 
 #include "core/error.h"
 #include "graph/function_builder.h"
+#include "graph/function_inline.h"
 #include "models/graphs/graph_sizes.h"
+#include "models/graphs/sd_graphs.h"
 
 namespace websd {
 
-graph::Function cfg_concat_graph(const Shape& item_shape) {
-  if (item_shape.empty()) {
-    throw Error("graphs", "cfg_concat: the item shape is empty (give at least the batch dimension, e.g. [1,77,768])");
-  }
-  for (const std::int64_t dim : item_shape) graph_sizes::require_positive("graphs", "cfg_concat", "a dimension", dim);
-  graph::Function function("cfg_concat");
+graph::Function unet_cfg_graph(const UNetConfig& config, std::int64_t latent_h, std::int64_t latent_w,
+                               std::int64_t tokens) {
+  const graph::Function unet = unet_graph(config, 2, latent_h, latent_w, tokens);
+  const auto input_type = [&](std::size_t i) { return unet.value(unet.inputs().at(i)).type; };
+  TensorType sample_type = input_type(0), timestep_type = input_type(1);
+  sample_type.shape[0] = 1;
+  timestep_type.shape[0] = 1;
+  graph::Function function("unet_cfg");
   graph::FunctionBuilder b(function);
-  const graph::ValueId uncond = b.input("uncond", {DType::kF32, item_shape});
-  const graph::ValueId cond = b.input("cond", {DType::kF32, item_shape});
-  function.set_outputs({b.concat({uncond, cond}, 0)});
+  const graph::ValueId sample = b.input("sample", sample_type);
+  const graph::ValueId timestep = b.input("timestep", timestep_type);
+  const graph::ValueId context = b.input("encoder_hidden_states", input_type(2));
+  const graph::ValueId scale = b.input("guidance_scale", {DType::kF32, {1}});
+  const graph::ValueId prediction = graph::inline_function(
+      function, unet, {b.concat({sample, sample}, 0), b.concat({timestep, timestep}, 0), context})[0];
+  const graph::ValueId uncond = b.slice(prediction, 0, 0, 1);
+  const graph::ValueId cond = b.slice(prediction, 0, 1, 2);
+  // The host's order of operations (pipeline/guidance.cpp), so both give the same float32 values.
+  function.set_outputs({b.add(uncond, b.mul(scale, b.sub(cond, uncond)))});
   return function;
 }
 
