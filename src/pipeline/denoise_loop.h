@@ -1,10 +1,9 @@
-// The denoising loop shared by txt2img and img2img (diffusers' StableDiffusionPipeline.__call__):
-//   for t in timesteps: x = scheduler.step(guided_prediction(scale_model_input(x, t), t), t, x, generator)
+// One step of the denoising loop shared by txt2img and img2img (diffusers' StableDiffusionPipeline.__call__):
+//   x = scheduler.step(guided_prediction(scale_model_input(x, t), t), t, x, generator)
 // Stochastic schedulers draw their per-step noise from `generator`, after whatever the caller drew.
 // Stateless; the backend and scheduler are used from the calling thread only.
 #pragma once
 
-#include <functional>
 #include <vector>
 
 #include "core/host_tensor.h"
@@ -14,13 +13,10 @@
 
 namespace websd {
 
-// Called after each step with (steps done, total steps).
-using StepCallback = std::function<void(int done, int total)>;
-
-// Runs `timesteps` (all of scheduler.timesteps(), or img2img's tail) from `latents` [1, C, h, w];
-// returns the latents after the last step.
-HostTensor denoise_latents(DiffusionBackend& backend, schedulers::Scheduler& scheduler,
-                           const std::vector<double>& timesteps, HostTensor latents, const HostTensor& context,
-                           double guidance_scale, TorchGenerator& generator, const StepCallback& on_step = {});
+// Runs step `index` of `timesteps` (all of scheduler.timesteps(), or img2img's tail) on `latents`
+// [1, C, h, w] and returns the latents after it. Throws websd::Error when the prediction is not finite.
+HostTensor denoise_step(DiffusionBackend& backend, schedulers::Scheduler& scheduler,
+                        const std::vector<double>& timesteps, std::size_t index, const HostTensor& latents,
+                        const HostTensor& context, double guidance_scale, TorchGenerator& generator);
 
 }  // namespace websd

@@ -46,7 +46,8 @@ class Pipeline {
 
   // Validates the request (validate_request), then makes its batch_count images one after another,
   // handing each to `on_image` as soon as it is decoded. Restarts `scheduler` for every image.
-  // Throws websd::Error for a bad request before any backend call.
+  // Throws websd::Error for a bad request before any backend call. The synchronous convenience over
+  // GenerationSession (generation_session.h), which callers that must yield between steps drive.
   void generate(const GenerationRequest& request, schedulers::Scheduler& scheduler, const ImageCallback& on_image,
                 const ProgressCallback& progress = {});
 
