@@ -20,13 +20,14 @@ TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=("${ALL_TARGETS[@]}")
 BUILD=build-fuzz
 
-# True when clang++ can link a libFuzzer program (clang alone lacks the runtime on Debian).
+# True when clang++ can link a libFuzzer program with OpenMP (clang alone lacks both runtimes on
+# Debian; the CPU kernels the executing launch-list target runs use OpenMP).
 can_build_fuzzers() {
   command -v clang++ >/dev/null || return 1
   local probe
   probe=$(mktemp -d)
-  printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' >"$probe/probe.cpp"
-  clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" 2>/dev/null
+  printf '#include <omp.h>\nextern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return omp_get_max_threads() > 0 ? 0 : 1; }\n' >"$probe/probe.cpp"
+  clang++ -fsanitize=fuzzer,address,undefined -fopenmp "$probe/probe.cpp" -o "$probe/probe" 2>/dev/null
   local status=$?
   rm -rf "$probe"
   return $status
@@ -39,11 +40,11 @@ if ! can_build_fuzzers; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends clang >/dev/null
     clang_major=$(clang++ -dumpversion | cut -d. -f1)
-    apt-get install -y -qq --no-install-recommends "libclang-rt-${clang_major}-dev" >/dev/null
+    apt-get install -y -qq --no-install-recommends "libclang-rt-${clang_major}-dev" "libomp-${clang_major}-dev" >/dev/null
   fi
   if ! can_build_fuzzers; then
-    echo "websd: clang++ with libFuzzer is needed: install clang and libclang-rt-<version>-dev" \
-      "(Debian 12: apt-get install clang libclang-rt-14-dev), then run this again" >&2
+    echo "websd: clang++ with libFuzzer and OpenMP is needed: install clang, libclang-rt-<version>-dev and" \
+      "libomp-<version>-dev (Debian 12: apt-get install clang libclang-rt-14-dev libomp-14-dev), then run this again" >&2
     exit 1
   fi
 fi
