@@ -9,14 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace websd {
+#include "core/rgb_image.h"
 
-// Row-major 8-bit RGB: pixels[(y * width + x) * 3 + c].
-struct RgbImage {
-  int width = 0;
-  int height = 0;
-  std::vector<std::uint8_t> pixels;
-};
+namespace websd {
 
 // A PNG text chunk. `text` is UTF-8; it is stored as tEXt when it is pure ASCII (readable by every
 // tool), else as iTXt (UTF-8), as Pillow and A1111 do.

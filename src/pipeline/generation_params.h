@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/host_tensor.h"
-#include "io/png_file.h"
+#include "core/rgb_image.h"
 #include "pipeline/diffusion_backend.h"
 
 namespace websd {

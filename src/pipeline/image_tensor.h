@@ -6,7 +6,7 @@
 #pragma once
 
 #include "core/host_tensor.h"
-#include "io/png_file.h"
+#include "core/rgb_image.h"
 
 namespace websd {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/host_tensor.h"
-#include "io/png_file.h"
+#include "core/rgb_image.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/schedulers/scheduler.h"

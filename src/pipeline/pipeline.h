@@ -3,7 +3,7 @@
 // starting latents, the scheduler's denoising loop, and VAE decoding to 8-bit RGB.
 //
 //   Pipeline pipeline(backend, tokenizer);
-//   pipeline.generate(request, *scheduler, [](const GeneratedImage& image) { png_write_rgb(...); }, progress);
+//   pipeline.generate(request, *scheduler, [](const GeneratedImage& image) { /* e.g. png_write_rgb */ }, progress);
 //
 // Random draws of image i come from TorchGenerator(seed + i) in diffusers' order (txt2img.h,
 // img2img.h). Ownership: borrows the backend and the tokenizer, which must outlive it. Not thread-safe:
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "core/host_tensor.h"
-#include "io/png_file.h"
+#include "core/rgb_image.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/progress.h"

@@ -20,12 +20,33 @@
 #include "artifact/sha256.h"
 #include "artifact_file_edits.h"
 #include "io/safetensors_reader.h"
+#include "runtime/launch_list.h"
 #include "support/fixtures.h"
 
 namespace websd::artifact {
 namespace {
 
 Artifact open_fixture() { return Artifact::open(test::fixture_cpu_artifact(), {"cpu", std::nullopt, false}); }
+
+// The runtime's reader accepts every function's launch list (format 2) and finds it consistent
+// with the functions section: what the browser's executor will load.
+TEST(FixtureArtifact, EveryLaunchListReads) {
+  const Artifact artifact = open_fixture();
+  const nlohmann::json& lists = *artifact.section("launch_lists");
+  const std::vector<FunctionSignature> functions =
+      parse_functions_section(*artifact.section("functions"), artifact.dir());
+  ASSERT_EQ(lists.size(), functions.size());
+  for (const FunctionSignature& function : functions) {
+    SCOPED_TRACE(function.symbol);
+    const runtime::LaunchList list = runtime::launch_list_from_json(lists.at(function.symbol));
+    EXPECT_EQ(list.symbol, function.symbol);
+    EXPECT_EQ(list.inputs.size(), function.inputs.size());
+    EXPECT_EQ(list.outputs.size(), function.outputs.size());
+    EXPECT_FALSE(list.kernels.empty());
+    EXPECT_EQ(list.memory.alignment, 64);
+    EXPECT_GE(list.memory.total_bytes(), list.memory.peak_bytes);
+  }
+}
 
 TEST(FixtureArtifact, ManifestDescribesTheCpuBuildOfTheModel) {
   const Artifact artifact = open_fixture();
@@ -45,7 +66,8 @@ TEST(FixtureArtifact, ManifestDescribesTheCpuBuildOfTheModel) {
   for (const FunctionSignature& function : parse_functions_section(*artifact.section("functions"), artifact.dir())) {
     symbols.push_back(function.symbol);
   }
-  EXPECT_EQ(symbols, (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode", "vae_encode"}));
+  EXPECT_EQ(symbols,
+            (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode", "vae_encode"}));
 }
 
 TEST(FixtureArtifact, IndexPlacesEveryWeightInsideItsShard) {

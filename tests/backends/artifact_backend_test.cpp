@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "engine_test_support.h"
+#include "backend_test_support.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 #include "support/error_text.h"

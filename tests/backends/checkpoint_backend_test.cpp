@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "engine_test_support.h"
+#include "backend_test_support.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 #include "models/random_checkpoint.h"

@@ -7,8 +7,9 @@
 
 #include <tuple>
 
-#include "engine_test_support.h"
+#include "backend_test_support.h"
 #include "io/json_file.h"
+#include "io/png_file.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"

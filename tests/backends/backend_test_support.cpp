@@ -1,4 +1,4 @@
-#include "engine_test_support.h"
+#include "backend_test_support.h"
 
 #include <unistd.h>
 
