@@ -15,13 +15,13 @@
 #include "artifact/artifact_manifest.h"
 #include "artifact/weight_index.h"
 #include "core/dtype.h"
-#include "targets/cpu/runtime/cpu_device.h"
-#include "targets/cpu/runtime/cpu_kernels.h"
-#include "targets/cpu/runtime/onednn_conv.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
+#include "targets/cpu/runtime/cpu_device.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
+#include "targets/cpu/runtime/onednn_conv.h"
 
 namespace websd::fuzz {
 namespace {
@@ -298,19 +298,7 @@ void fuzz_launch_list_exec(FuzzInput data) {
   SyntheticWeights weights(executor.launch_list());
   executor.bind_weights(weights);
   const runtime::LaunchList& bound = executor.launch_list();
-  for (std::size_t i = 0; i < bound.inputs.size(); ++i) {
-    const TensorType& type = bound.values[bound.inputs[i]].type;
-    const auto count = static_cast<std::size_t>(type.numel());
-    if (dtype_is_float(type.dtype)) {
-      HostTensor input(type.shape, std::vector<float>(count));
-      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
-      executor.set_input(i, input);
-    } else {
-      std::vector<std::int64_t> ids(count);
-      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 300);
-      executor.set_input(i, ids, type.shape);
-    }
-  }
+  runtime::set_sample_inputs(executor);
   executor.submit();
   for (std::size_t o = 0; o < bound.outputs.size(); ++o) {
     if (bound.values[bound.outputs[o]].type.dtype == DType::kF32) executor.read_output(o);

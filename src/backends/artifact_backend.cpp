@@ -217,22 +217,8 @@ std::vector<std::string> ArtifactBackend::function_names() const {
 }
 
 double ArtifactBackend::run_function_once(const std::string& symbol) {
-  const runtime::LaunchList& list = state_->list_of(symbol);
   runtime::Executor& executor = state_->executor(symbol);
-  for (std::size_t i = 0; i < list.inputs.size(); ++i) {
-    const TensorType& type = list.values[list.inputs[i]].type;
-    const auto count = static_cast<std::size_t>(type.numel());
-    if (dtype_is_float(type.dtype)) {
-      HostTensor input(type.shape, std::vector<float>(count));
-      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
-      executor.set_input(i, input);
-    } else {
-      // Byte-level token ids: every CLIP vocabulary has them.
-      std::vector<std::int64_t> ids(count);
-      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 256);
-      executor.set_input(i, ids, type.shape);
-    }
-  }
+  runtime::set_sample_inputs(executor);
   const auto start = std::chrono::steady_clock::now();
   executor.submit();
   executor.wait();

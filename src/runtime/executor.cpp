@@ -212,6 +212,23 @@ HostTensor Executor::read_output(std::size_t i) {
   return tensor;
 }
 
+void set_sample_inputs(Executor& executor) {
+  const LaunchList& list = executor.launch_list();
+  for (std::size_t i = 0; i < list.inputs.size(); ++i) {
+    const TensorType& type = list.values[list.inputs[i]].type;
+    const auto count = static_cast<std::size_t>(type.numel());
+    if (dtype_is_float(type.dtype)) {
+      HostTensor input(type.shape, std::vector<float>(count));
+      for (std::size_t e = 0; e < count; ++e) input.data[e] = 0.01f * static_cast<float>(e % 197) - 0.9f;
+      executor.set_input(i, input);
+    } else {
+      std::vector<std::int64_t> ids(count);
+      for (std::size_t e = 0; e < count; ++e) ids[e] = static_cast<std::int64_t>(e % 256);
+      executor.set_input(i, ids, type.shape);
+    }
+  }
+}
+
 void Executor::release_arena() {
   arenas_.clear();
   bound_ = false;

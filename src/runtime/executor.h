@@ -95,6 +95,11 @@ class Executor {
   std::vector<double> launch_flops_;
 };
 
+// Fills every input slot of `executor` with deterministic values: floats 0.01 * (i % 197) - 0.9,
+// integers i % 256 (byte-level token ids, which every CLIP vocabulary has). For `websd profile`,
+// benchmarks and the executing fuzz target, which run a function without real inputs.
+void set_sample_inputs(Executor& executor);
+
 // The bytes a value of `type` occupies (numel x dtype size).
 std::uint64_t value_bytes(const TensorType& type);
 

@@ -21,12 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "targets/cpu/codegen/cpu_target.h"
 #include "io/safetensors_reader.h"
+#include "support/binary_cache.h"
 #include "support/file_lock.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 #include "support/tensor_compare.h"
+#include "targets/cpu/codegen/cpu_target.h"
 
 namespace websd::test {
 namespace {
@@ -71,33 +72,11 @@ void expect_one_error_line(const CommandResult& result, const std::vector<std::s
 }
 
 // Names the websd binary under test by path, size and modification time.
-std::string binary_tag() {
-  const fs::path binary = websd_binary();
-  const auto stamp = fs::last_write_time(binary).time_since_epoch().count();
-  const std::size_t hash = std::hash<std::string>{}(binary.string() + "|" + std::to_string(fs::file_size(binary)) +
-                                                    "|" + std::to_string(stamp));
-  std::ostringstream text;
-  text << std::hex << hash;
-  return text.str();
-}
-
 // A folder beside this test binary shared by its test processes (ctest runs every test in its
 // own), so the fixture model is built once per websd binary: named after the binary, it replaces
 // the folders of earlier websd binaries; lock files serialise its creation and the builds in it.
 fs::path shared_dir() {
-  static const fs::path dir = [] {
-    const fs::path root = fs::read_symlink("/proc/self/exe").parent_path() / "artifact_cli_cache";
-    fs::create_directories(root);
-    const fs::path tagged = root / binary_tag();
-    FileLock lock(root / "lock");
-    if (!fs::exists(tagged)) {
-      for (const auto& entry : fs::directory_iterator(root)) {
-        if (entry.is_directory()) fs::remove_all(entry.path());
-      }
-      fs::create_directories(tagged);
-    }
-    return tagged;
-  }();
+  static const fs::path dir = websd_binary_cache_dir("artifact_cli_cache");
   return dir;
 }
 
@@ -361,8 +340,9 @@ TEST(ProfileCommand, AnUnknownFunctionIsAnErrorNamingIt) {
   EXPECT_EQ(result.out, "");
   const auto lines = lines_of(result.err);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.back(), "websd: error: [profile] " + plain_artifact() +
-                              " has no function 'nope' (it has: clip, clip_b1, unet, unet_b1, unet_cfg, vae_decode, vae_encode)")
+  EXPECT_EQ(lines.back(),
+            "websd: error: [profile] " + plain_artifact() +
+                " has no function 'nope' (it has: clip, clip_b1, unet, unet_b1, unet_cfg, vae_decode, vae_encode)")
       << result.err;
   EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
                           [](const std::string& l) { return l.find("error") != std::string::npos; }),

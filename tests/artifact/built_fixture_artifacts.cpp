@@ -6,6 +6,7 @@
 
 #include "artifact_file_edits.h"
 #include "fixture_artifact.h"
+#include "support/binary_cache.h"
 #include "support/file_lock.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
@@ -16,23 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path cache_dir() {
-  static const fs::path dir = [] {
-    const fs::path binary = websd_binary();
-    const auto stamp = fs::last_write_time(binary).time_since_epoch().count();
-    const std::size_t tag = std::hash<std::string>{}(binary.string() + "|" + std::to_string(fs::file_size(binary)) +
-                                                     "|" + std::to_string(stamp));
-    const fs::path root = fs::read_symlink("/proc/self/exe").parent_path() / "fixture_artifact_cache";
-    fs::create_directories(root);
-    const fs::path tagged = root / std::to_string(tag);
-    FileLock lock(root / "lock");
-    if (!fs::exists(tagged)) {
-      for (const auto& entry : fs::directory_iterator(root)) {
-        if (entry.is_directory()) fs::remove_all(entry.path());
-      }
-      fs::create_directories(tagged);
-    }
-    return tagged;
-  }();
+  static const fs::path dir = websd_binary_cache_dir("fixture_artifact_cache");
   return dir;
 }
 
