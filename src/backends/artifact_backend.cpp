@@ -2,8 +2,10 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <span>
 
 #include "artifact/artifact.h"
 #include "core/error.h"
@@ -25,6 +27,11 @@ std::int64_t model_int(const nlohmann::json& model, const char* key) {
 }
 
 }  // namespace
+
+// A device tensor's storage here: one device buffer of its float32 values.
+struct ArtifactBackend::HeldBuffer {
+  runtime::BufferPtr buffer;
+};
 
 struct ArtifactBackend::State {
   artifact::Artifact artifact;
@@ -168,37 +175,78 @@ HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, st
   return executor.read_output(0);
 }
 
-HostTensor ArtifactBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
-  const std::int64_t batch = sample.shape.empty() ? 0 : sample.shape[0];
+const runtime::BufferPtr& ArtifactBackend::held(const DeviceTensor& tensor) const {
+  return std::static_pointer_cast<const HeldBuffer>(tensor.storage_for(this))->buffer;
+}
+
+DeviceTensor ArtifactBackend::hold(Shape shape, runtime::BufferPtr buffer) const {
+  return DeviceTensor(this, std::move(shape), std::make_shared<const HeldBuffer>(HeldBuffer{std::move(buffer)}));
+}
+
+DeviceTensor ArtifactBackend::upload(const HostTensor& tensor) {
+  if (tensor.numel() != shape_numel(tensor.shape)) {
+    throw Error("engine", "cannot upload a tensor of " + std::to_string(tensor.numel()) + " values as " +
+                              shape_to_string(tensor.shape));
+  }
+  const std::span<const std::byte> bytes = std::as_bytes(std::span<const float>(tensor.data));
+  runtime::BufferPtr buffer = state_->device.allocate(std::max<std::uint64_t>(bytes.size(), 4));
+  state_->device.upload({buffer.get(), 0, bytes.size()}, bytes);
+  return hold(tensor.shape, std::move(buffer));
+}
+
+TensorDownload ArtifactBackend::download(const DeviceTensor& tensor) {
+  const runtime::BufferPtr& buffer = held(tensor);
+  auto host = std::make_shared<HostTensor>(tensor.shape());
+  const std::span<std::byte> bytes = std::as_writable_bytes(std::span<float>(host->data));
+  state_->device.download({buffer.get(), 0, bytes.size()}, bytes);
+  // Keeps the buffer alive until the copy completes; the device outlives the download (see header).
+  return TensorDownload([device = &state_->device, buffer, host] {
+    device->wait();
+    return std::move(*host);
+  });
+}
+
+DeviceTensor ArtifactBackend::submit_for_output(runtime::Executor& executor) {
+  executor.submit();
+  const runtime::LaunchList& list = executor.launch_list();
+  return hold(list.values[list.outputs.at(0)].type.shape, executor.copy_output(0));
+}
+
+DeviceTensor ArtifactBackend::unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) {
+  const std::int64_t batch = sample.shape().empty() ? 0 : sample.shape()[0];
   const std::string symbol = batch == 2 ? "unet" : "unet_b1";
-  state_->check_shapes(symbol, {sample.shape, {batch}, context.shape}, "UNet sample");
-  HostTensor timesteps({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep)));
+  state_->check_shapes(symbol, {sample.shape(), {batch}, context.shape()}, "UNet sample");
   runtime::Executor& executor = state_->executor(symbol);
-  executor.set_input(0, sample);
-  executor.set_input(1, timesteps);
-  executor.set_input(2, context);
-  executor.submit();
-  return executor.read_output(0);
+  executor.set_input(0, held(sample));
+  executor.set_input(
+      1, HostTensor({batch}, std::vector<float>(static_cast<std::size_t>(batch), static_cast<float>(timestep))));
+  executor.set_input(2, held(context));
+  return submit_for_output(executor);
 }
 
-HostTensor ArtifactBackend::unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
-                                        double guidance_scale) {
-  state_->check_shapes("unet_cfg", {sample.shape, {1}, context.shape, {1}}, "UNet sample");
+DeviceTensor ArtifactBackend::unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
+                                          double guidance_scale) {
+  state_->check_shapes("unet_cfg", {sample.shape(), {1}, context.shape(), {1}}, "UNet sample");
   runtime::Executor& executor = state_->executor("unet_cfg");
-  executor.set_input(0, sample);
+  executor.set_input(0, held(sample));
   executor.set_input(1, HostTensor({1}, {static_cast<float>(timestep)}));
-  executor.set_input(2, context);
+  executor.set_input(2, held(context));
   executor.set_input(3, HostTensor({1}, {static_cast<float>(guidance_scale)}));
-  executor.submit();
-  return executor.read_output(0);
+  return submit_for_output(executor);
 }
 
-HostTensor ArtifactBackend::vae_decode(const HostTensor& latents) {
-  state_->check_shapes("vae_decode", {latents.shape}, "latents");
+DeviceTensor ArtifactBackend::vae_decode(const DeviceTensor& latents) {
+  state_->check_shapes("vae_decode", {latents.shape()}, "latents");
   runtime::Executor& executor = state_->executor("vae_decode");
-  executor.set_input(0, latents);
-  executor.submit();
-  return executor.read_output(0);
+  executor.set_input(0, held(latents));
+  return submit_for_output(executor);
+}
+
+DeviceTensor ArtifactBackend::image_to_rgba(const DeviceTensor& image) {
+  state_->check_shapes("image_to_rgba", {image.shape()}, "image");
+  runtime::Executor& executor = state_->executor("image_to_rgba");
+  executor.set_input(0, held(image));
+  return submit_for_output(executor);
 }
 
 std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {

@@ -18,7 +18,12 @@
 
 #include "backends/checkpoint_backend.h"
 #include "pipeline/diffusion_backend.h"
+#include "runtime/device.h"
 #include "runtime/op_profile.h"
+
+namespace websd::runtime {
+class Executor;
+}  // namespace websd::runtime
 
 namespace websd::backends {
 
@@ -35,12 +40,18 @@ class ArtifactBackend final : public DiffusionBackend {
 
   const ModelInfo& info() const override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
-  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
-  // Runs the artifact's compiled unet_cfg: the guidance batch and combination on the device.
-  HostTensor unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
-                         double guidance_scale) override;
-  HostTensor vae_decode(const HostTensor& latents) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  // Device tensors are buffers of the backend's device; a download must be waited for before the
+  // backend is destroyed.
+  DeviceTensor upload(const HostTensor& tensor) override;
+  TensorDownload download(const DeviceTensor& tensor) override;
+  DeviceTensor unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) override;
+  // Runs the artifact's compiled unet_cfg: the guidance batch and combination on the device.
+  DeviceTensor unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
+                           double guidance_scale) override;
+  DeviceTensor vae_decode(const DeviceTensor& latents) override;
+  // Runs the artifact's compiled image_to_rgba.
+  DeviceTensor image_to_rgba(const DeviceTensor& image) override;
 
   // The folder holding the model's tokenizer/ and scheduler/ files, each verified against the manifest.
   std::string model_files_dir() const;
@@ -58,6 +69,12 @@ class ArtifactBackend final : public DiffusionBackend {
 
  private:
   struct State;
+  struct HeldBuffer;
+  const runtime::BufferPtr& held(const DeviceTensor& tensor) const;
+  DeviceTensor hold(Shape shape, runtime::BufferPtr buffer) const;
+  // Submits the executor's function; its first output, copied into a new device tensor.
+  DeviceTensor submit_for_output(runtime::Executor& executor);
+
   std::unique_ptr<State> state_;
 };
 

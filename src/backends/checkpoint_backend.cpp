@@ -253,7 +253,7 @@ HostTensor CheckpointBackend::encode_text(const std::vector<std::int64_t>& ids, 
   return executor.read_output(0);
 }
 
-HostTensor CheckpointBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
+HostTensor CheckpointBackend::unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) {
   require_rank(sample, 4, "UNet sample", "[batch,channels,height,width]");
   require_rank(context, 3, "UNet context", "[batch,tokens,width]");
   const std::int64_t batch = sample.shape[0];
@@ -274,7 +274,7 @@ HostTensor CheckpointBackend::unet(const HostTensor& sample, double timestep, co
   return executor.read_output(0);
 }
 
-HostTensor CheckpointBackend::vae_decode(const HostTensor& latents) {
+HostTensor CheckpointBackend::vae_decode_on_host(const HostTensor& latents) {
   require_rank(latents, 4, "VAE decoder input", "[batch,channels,height,width]");
   const Shape& shape = latents.shape;
   state_->activate(State::Network::kVae);

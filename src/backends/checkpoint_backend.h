@@ -20,7 +20,7 @@
 #include <string>
 
 #include "import/diffusers_checkpoint.h"
-#include "pipeline/diffusion_backend.h"
+#include "pipeline/host_backend.h"
 #include "runtime/op_profile.h"
 #include "tuning/tuning_db.h"
 
@@ -39,7 +39,7 @@ struct TuningCoverage {
   std::size_t tunable = 0;
 };
 
-class CheckpointBackend final : public DiffusionBackend {
+class CheckpointBackend final : public HostBackend {
  public:
   // Throws websd::Error for a missing or broken folder, an unsupported config, configs that do not
   // fit together (UNet vs VAE channels, UNet context width vs text encoder), or weights that do not
@@ -55,8 +55,6 @@ class CheckpointBackend final : public DiffusionBackend {
 
   const ModelInfo& info() const override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
-  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
-  HostTensor vae_decode(const HostTensor& latents) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
 
   // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
@@ -68,6 +66,10 @@ class CheckpointBackend final : public DiffusionBackend {
   std::size_t loaded_weight_count() const;
   // Over every network and input shape run so far (each counted once, even if rebuilt).
   TuningCoverage tuning_coverage() const;
+
+ protected:
+  HostTensor unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  HostTensor vae_decode_on_host(const HostTensor& latents) override;
 
  private:
   struct State;

@@ -75,6 +75,8 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   parts.push_back({"vae/config.json (decoder)", "vae", vae_decode_graph(vae, 1, latent_h, latent_w), ""});
   parts.push_back(
       {"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});
+  parts.push_back(
+      {"vae/config.json (image to RGBA)", "vae", image_to_rgba_graph(latent_h * scale, latent_w * scale), ""});
   std::vector<graph::Module> modules(parts.size());
   std::vector<graph::ModuleSource> sources;
   graph::MergeOptions options;

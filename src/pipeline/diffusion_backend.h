@@ -1,15 +1,20 @@
-// What the pipeline needs from an engine that runs the networks: text encoding, one UNet
-// evaluation, VAE decode and encode, all on host float32 tensors. The pipeline (tokenizer,
-// schedulers, guidance, noise) depends only on this interface, never on the compiler: the CPU
-// graph executor implements it today; compiled artifacts on CPU, CUDA and WebGPU implement it later.
+// What the pipeline needs from an engine that runs the networks: text encoding and VAE encoding
+// once per run on host tensors; UNet steps, VAE decoding and the image's conversion to RGBA on
+// device tensors (device_tensor.h), so that per step only the scheduler's input and the
+// prediction cross between host and device. The pipeline (tokenizer, schedulers, guidance, noise)
+// depends only on this interface, never on the compiler: HostBackend (host_backend.h) adapts
+// backends that compute on host tensors (the CPU graph executor, test fakes); compiled artifacts
+// implement it on their device. host_calls.h calls it with host tensors (tests, benchmarks).
 // Implementations are used from one thread at a time.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/host_tensor.h"
+#include "pipeline/device_tensor.h"
 
 namespace websd {
 
@@ -33,21 +38,32 @@ class DiffusionBackend {
   virtual ~DiffusionBackend() = default;
 
   virtual const ModelInfo& info() const = 0;
+
+  // Run once per generation run, on host tensors (their results are checked on the host):
   // ids: [batch, 77] token ids -> [batch, 77, hidden].
   virtual HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) = 0;
-  // sample [batch, C, h, w], one timestep for all rows, context [batch, 77, hidden] -> prediction like sample.
-  virtual HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) = 0;
-  // One step with classifier-free guidance: uncond + guidance_scale * (cond - uncond), where (uncond,
-  // cond) is the UNet's prediction for the batch (sample, sample) with context rows (negative,
-  // prompt); sample [1, C, h, w], context [2, 77, hidden] -> [1, C, h, w]. A backend with a compiled
-  // `unet_cfg` function runs the whole step on its device; this default runs unet() on the batch and
-  // combines on the host (pipeline/guidance.cpp), in the same float32 order.
-  virtual HostTensor unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
-                                 double guidance_scale);
-  // latents [1, C, h, w] (already divided by the scaling factor) -> image [1, 3, 8h, 8w] in about [-1, 1].
-  virtual HostTensor vae_decode(const HostTensor& latents) = 0;
   // image [1, 3, H, W] in [-1, 1] -> {mean, logvar} of the latent distribution.
   virtual std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) = 0;
+
+  // Device tensors (device_tensor.h). upload copies a float32 host tensor to the device; download
+  // enqueues the copy back, complete at TensorDownload::wait().
+  virtual DeviceTensor upload(const HostTensor& tensor) = 0;
+  virtual TensorDownload download(const DeviceTensor& tensor) = 0;
+
+  // Run per step and per image, device tensor in, device tensor out:
+  // sample [batch, C, h, w], one timestep for all rows, context [batch, 77, hidden] -> prediction like sample.
+  virtual DeviceTensor unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) = 0;
+  // One step with classifier-free guidance: uncond + guidance_scale * (cond - uncond), where (uncond,
+  // cond) is the UNet's prediction for the batch (sample, sample) with context rows (negative,
+  // prompt), in the host's float32 order (pipeline/guidance.cpp); sample [1, C, h, w], context
+  // [2, 77, hidden] -> [1, C, h, w]. A compiled backend runs it as one function on its device.
+  virtual DeviceTensor unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
+                                   double guidance_scale) = 0;
+  // latents [1, C, h, w] (already divided by the scaling factor) -> image [1, 3, 8h, 8w] in about [-1, 1].
+  virtual DeviceTensor vae_decode(const DeviceTensor& latents) = 0;
+  // A decoded image [1, 3, H, W] -> [H, W, 4]: 255 * clamp(x / 2 + 0.5, 0, 1) per RGB channel, alpha
+  // 255 (image_tensor.h's decoded_to_rgba, which host backends run), rounded to bytes by the caller.
+  virtual DeviceTensor image_to_rgba(const DeviceTensor& image) = 0;
 };
 
 }  // namespace websd

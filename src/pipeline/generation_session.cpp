@@ -1,7 +1,6 @@
 #include "pipeline/generation_session.h"
 
 #include "core/error.h"
-#include "pipeline/denoise_loop.h"
 #include "pipeline/finite_check.h"
 #include "pipeline/guidance.h"
 #include "pipeline/image_tensor.h"
@@ -47,8 +46,8 @@ void GenerationSession::prepare() {
   const GenerationParams& params = request_.params;
   event_.stage = "encode prompt";
   context_ = run_stage(progress_, event_, [&] {
-    return encode_prompt_context(backend_, tokenizer_, params.prompt, params.negative_prompt,
-                                 guidance_enabled(params.guidance_scale));
+    return backend_.upload(encode_prompt_context(backend_, tokenizer_, params.prompt, params.negative_prompt,
+                                                 guidance_enabled(params.guidance_scale)));
   });
   if (request_.init_image) {  // the encoder is deterministic: one encoding serves every image of the run
     event_.stage = "encode image";
@@ -64,6 +63,7 @@ int GenerationSession::start_image(int index) {
   }
   const GenerationParams& params = request_.params;
   const ModelInfo& info = backend_.info();
+  if (pending_) throw Error("pipeline", "start_image while a step or decode is submitted and not finished");
   index_ = index;
   event_.image = index;
   generator_.emplace(params.seed + static_cast<std::uint64_t>(index));
@@ -89,37 +89,74 @@ int GenerationSession::start_image(int index) {
   return event_.total_steps;
 }
 
-bool GenerationSession::step() {
+bool GenerationSession::submit_step() {
   if (index_ < 0) throw Error("pipeline", "step before start_image");
+  if (pending_) throw Error("pipeline", "submit_step while a step or decode is submitted and not finished");
   if (step_ >= timesteps_.size()) return false;
-  latents_ = denoise_step(backend_, scheduler_, timesteps_, step_, latents_, *context_, request_.params.guidance_scale,
-                          *generator_);
-  step_ += 1;
-  event_.step = static_cast<int>(step_);
-  if (progress_) progress_(event_);
+  const double timestep = timesteps_[step_];
+  const DeviceTensor model_input = backend_.upload(scheduler_.scale_model_input(latents_, timestep));
+  pending_.emplace(
+      backend_.download(guided_prediction(backend_, model_input, timestep, *context_, request_.params.guidance_scale)));
+  decoding_ = false;
   return true;
 }
 
-GeneratedImage GenerationSession::decode() {
+void GenerationSession::finish_step() {
+  if (!pending_ || decoding_) throw Error("pipeline", "finish_step without a submitted step");
+  const HostTensor prediction = pending_->wait();
+  pending_.reset();
+  require_finite(
+      prediction,
+      "the UNet's prediction at step " + std::to_string(step_ + 1) + " of " + std::to_string(timesteps_.size()),
+      kCheckWeightsHint);
+  latents_ = scheduler_.step(prediction, timesteps_[step_], latents_, *generator_);
+  step_ += 1;
+  event_.step = static_cast<int>(step_);
+  if (progress_) progress_(event_);
+}
+
+bool GenerationSession::step() {
+  if (!submit_step()) return false;
+  finish_step();
+  return true;
+}
+
+void GenerationSession::submit_decode() {
   if (index_ < 0 || step_ < timesteps_.size()) {
     throw Error("pipeline", "decode before the image's last denoising step (" + std::to_string(step_) + " of " +
                                 std::to_string(timesteps_.size()) + " done)");
   }
-  const ModelInfo& info = backend_.info();
+  if (pending_) throw Error("pipeline", "submit_decode while a step or decode is submitted and not finished");
+  event_.stage = "decode";
+  event_.step = 0;
+  event_.total_steps = 1;
+  if (progress_) progress_(event_);
+  const DeviceTensor latents = backend_.upload(divided(latents_, backend_.info().vae_scaling_factor));
+  pending_.emplace(backend_.download(backend_.image_to_rgba(backend_.vae_decode(latents))));
+  decoding_ = true;
+}
+
+GeneratedImage GenerationSession::finish_decode() {
+  if (!pending_ || !decoding_) throw Error("pipeline", "finish_decode without a submitted decode");
   GeneratedImage result;
+  result.rgba = pending_->wait();
+  pending_.reset();
+  decoding_ = false;
+  require_finite(result.rgba, "the VAE decoder's image", kCheckWeightsHint);
+  event_.step = 1;
+  if (progress_) progress_(event_);
   result.index = index_;
   result.seed = request_.params.seed + static_cast<std::uint64_t>(index_);
   result.latents = latents_;
-  event_.stage = "decode";
-  result.unit_image = run_stage(progress_, event_, [&] {
-    const HostTensor decoded = backend_.vae_decode(divided(result.latents, info.vae_scaling_factor));
-    require_finite(decoded, "the VAE decoder's image", kCheckWeightsHint);
-    return decoded_to_unit_tensor(decoded);
-  });
-  result.image = unit_tensor_to_image(result.unit_image);
-  result.parameters =
-      generation_parameters_text(request_.params, index_, sampler_, info.name, request_.init_image.has_value());
+  result.image = rgba_to_image(result.rgba);
+  result.parameters = generation_parameters_text(request_.params, index_, sampler_, backend_.info().name,
+                                                 request_.init_image.has_value());
   return result;
+}
+
+GeneratedImage GenerationSession::decode() {
+  submit_decode();
+  return finish_decode();
 }
 
 }  // namespace websd

@@ -2,21 +2,30 @@
 // (a browser tab awaiting WebGPU's read-back) can drive it between awaits:
 //
 //   GenerationSession session(backend, tokenizer, request, scheduler, progress);
-//   session.prepare();                        // the prompt (and init image) encoded once per run
+//   session.prepare();                        // the prompt (and init image) encoded once per run,
+//                                             // the text context uploaded to the device once
 //   for (int i = 0; i < session.image_count(); ++i) {
 //     session.start_image(i);                 // seed + i: generator, scheduler restarted, start latents
-//     while (session.step()) {}               // one denoising step per call
-//     on_image(session.decode());
+//     while (session.submit_step()) {         // the UNet step enqueued on the device, its prediction's
+//       /* await the device */               // read-back too
+//       session.finish_step();                // the scheduler's step on the host
+//     }
+//     session.submit_decode();                // VAE decode and RGBA conversion on the device
+//     /* await the device */
+//     on_image(session.finish_decode());
 //   }
 //
-// Pipeline::generate is exactly this loop (the CLI's synchronous convenience). Random draws, progress
-// events and results are the same however the calls are spaced. Borrows the backend, tokenizer and
-// scheduler, which must outlive it. Not thread-safe.
+// step() and decode() are the two halves without the await; Pipeline::generate is this loop with
+// them (the CLI's synchronous convenience). Per step only the scheduler's model input goes to the
+// device and the prediction comes back (the schedulers run on the host); the image comes back once,
+// as RGBA. Random draws, progress events and results are the same however the calls are spaced.
+// Borrows the backend, tokenizer and scheduler, which must outlive it. Not thread-safe.
 #pragma once
 
 #include <optional>
 #include <vector>
 
+#include "pipeline/device_tensor.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/img2img.h"
@@ -41,10 +50,20 @@ class GenerationSession {
   void prepare();
   // Begins image `index` (0 <= index < image_count()); returns its number of denoising steps.
   int start_image(int index);
-  // Runs the current image's next denoising step; false once no step remains (nothing is run then).
+  // Enqueues the current image's next denoising step on the device; false once no step remains
+  // (nothing is enqueued then). Throws websd::Error when a step is submitted already.
+  bool submit_step();
+  // Completes the submitted step: waits for its prediction, checks it, runs the scheduler's step.
+  void finish_step();
+  // submit_step, then finish_step when a step was submitted.
   bool step();
   int steps_done() const { return static_cast<int>(step_); }
-  // Decodes the current image after its last step. Throws websd::Error if steps remain.
+
+  // Enqueues the decoding of the current image after its last step. Throws websd::Error if steps remain.
+  void submit_decode();
+  // Waits for the decoded image and returns it.
+  GeneratedImage finish_decode();
+  // submit_decode, then finish_decode.
   GeneratedImage decode();
 
  private:
@@ -55,7 +74,7 @@ class GenerationSession {
   GenerationRequest request_;
   std::string sampler_;
   ProgressEvent event_;
-  std::optional<HostTensor> context_;
+  std::optional<DeviceTensor> context_;  // on the device, for every step of every image
   std::optional<LatentDistribution> distribution_;
   // The image in progress.
   std::optional<TorchGenerator> generator_;
@@ -63,6 +82,8 @@ class GenerationSession {
   std::vector<double> timesteps_;
   std::size_t step_ = 0;
   HostTensor latents_;
+  std::optional<TensorDownload> pending_;  // the submitted step's prediction, or the image's RGBA
+  bool decoding_ = false;
 };
 
 }  // namespace websd

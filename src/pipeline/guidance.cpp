@@ -44,31 +44,20 @@ HostTensor combine_guided(const HostTensor& prediction_pair, double guidance_sca
   return result;
 }
 
-HostTensor DiffusionBackend::unet_guided(const HostTensor& sample, double timestep, const HostTensor& context,
-                                         double guidance_scale) {
-  HostTensor prediction = unet(stack_pair(sample, sample), timestep, context);
-  const Shape expected = with_batch(sample.shape, 2);
-  if (prediction.shape != expected || prediction.numel() != shape_numel(expected)) {
-    throw Error("pipeline",
-                "UNet returned shape " + shape_to_string(prediction.shape) + ", expected " + shape_to_string(expected));
-  }
-  return combine_guided(prediction, guidance_scale);
-}
-
-HostTensor guided_prediction(DiffusionBackend& backend, const HostTensor& model_input, double timestep,
-                             const HostTensor& context, double guidance_scale) {
+DeviceTensor guided_prediction(DiffusionBackend& backend, const DeviceTensor& model_input, double timestep,
+                               const DeviceTensor& context, double guidance_scale) {
   const bool guided = guidance_enabled(guidance_scale);
   const std::int64_t rows = guided ? 2 : 1;
-  if (context.shape.empty() || context.shape[0] != rows) {
-    throw Error("pipeline", "context has shape " + shape_to_string(context.shape) + ", expected " +
+  if (context.shape().empty() || context.shape()[0] != rows) {
+    throw Error("pipeline", "context has shape " + shape_to_string(context.shape()) + ", expected " +
                                 std::to_string(rows) +
                                 (guided ? " rows (negative, prompt) for a guided run" : " row (prompt)"));
   }
-  HostTensor prediction = guided ? backend.unet_guided(model_input, timestep, context, guidance_scale)
-                                 : backend.unet(model_input, timestep, context);
-  if (prediction.shape != model_input.shape || prediction.numel() != shape_numel(model_input.shape)) {
-    throw Error("pipeline", "UNet returned shape " + shape_to_string(prediction.shape) + ", expected " +
-                                shape_to_string(model_input.shape));
+  DeviceTensor prediction = guided ? backend.unet_guided(model_input, timestep, context, guidance_scale)
+                                   : backend.unet(model_input, timestep, context);
+  if (prediction.shape() != model_input.shape()) {
+    throw Error("pipeline", "UNet returned shape " + shape_to_string(prediction.shape()) + ", expected " +
+                                shape_to_string(model_input.shape()));
   }
   return prediction;
 }

@@ -18,10 +18,10 @@ HostTensor stack_pair(const HostTensor& first, const HostTensor& second);
 // uncond + g * (cond - uncond) for a [2, ...] prediction holding (uncond, cond); returns [1, ...].
 HostTensor combine_guided(const HostTensor& prediction_pair, double guidance_scale);
 
-// The model's prediction for `model_input` [1, C, h, w] at `timestep`. `context` has 2 rows
-// (negative, prompt) when guidance_enabled(guidance_scale), else 1. Throws websd::Error if the backend
-// returns another shape.
-HostTensor guided_prediction(DiffusionBackend& backend, const HostTensor& model_input, double timestep,
-                             const HostTensor& context, double guidance_scale);
+// The model's prediction for `model_input` [1, C, h, w] at `timestep`, on the device: unet_guided
+// when guidance_enabled(guidance_scale) (then `context` has 2 rows: negative, prompt), else unet on
+// a 1-row context. Throws websd::Error for a context of the wrong rows or a prediction of another shape.
+DeviceTensor guided_prediction(DiffusionBackend& backend, const DeviceTensor& model_input, double timestep,
+                               const DeviceTensor& context, double guidance_scale);
 
 }  // namespace websd

@@ -30,27 +30,36 @@ HostTensor image_to_signed_tensor(const RgbImage& image) {
   return tensor;
 }
 
-HostTensor decoded_to_unit_tensor(const HostTensor& decoded) {
+HostTensor decoded_to_rgba(const HostTensor& decoded) {
   require_rgb_tensor(decoded, "VAE decoder output");
-  HostTensor unit(decoded.shape);
-  for (std::size_t i = 0; i < decoded.data.size(); ++i) {
-    unit.data[i] = std::clamp(decoded.data[i] / 2.0f + 0.5f, 0.0f, 1.0f);
+  const std::int64_t height = decoded.shape[2], width = decoded.shape[3];
+  const auto plane = static_cast<std::size_t>(height * width);
+  HostTensor rgba({height, width, 4});
+  for (std::size_t pixel = 0; pixel < plane; ++pixel) {
+    for (std::size_t channel = 0; channel < 3; ++channel) {
+      const float unit = std::clamp(decoded.data[channel * plane + pixel] * 0.5f + 0.5f, 0.0f, 1.0f);
+      rgba.data[pixel * 4 + channel] = unit * 255.0f;
+    }
+    rgba.data[pixel * 4 + 3] = 255.0f;
   }
-  return unit;
+  return rgba;
 }
 
-RgbImage unit_tensor_to_image(const HostTensor& unit) {
-  require_rgb_tensor(unit, "image tensor");
+RgbImage rgba_to_image(const HostTensor& rgba) {
+  if (rgba.shape.size() != 3 || rgba.shape[0] <= 0 || rgba.shape[1] <= 0 || rgba.shape[2] != 4 ||
+      rgba.numel() != shape_numel(rgba.shape)) {
+    throw Error("pipeline", "RGBA image has shape " + shape_to_string(rgba.shape) + ", expected [height,width,4]");
+  }
   RgbImage image;
-  image.height = static_cast<int>(unit.shape[2]);
-  image.width = static_cast<int>(unit.shape[3]);
+  image.height = static_cast<int>(rgba.shape[0]);
+  image.width = static_cast<int>(rgba.shape[1]);
   const std::size_t plane = static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height);
   image.pixels.resize(plane * 3);
   for (std::size_t pixel = 0; pixel < plane; ++pixel) {
     for (std::size_t channel = 0; channel < 3; ++channel) {
       // nearbyint rounds ties to even, as numpy's round does; NaN (a diverged model) becomes black.
-      const float scaled = std::clamp(unit.data[channel * plane + pixel], 0.0f, 1.0f) * 255.0f;
-      image.pixels[pixel * 3 + channel] = std::isnan(scaled) ? 0 : static_cast<std::uint8_t>(std::nearbyint(scaled));
+      const float value = std::clamp(rgba.data[pixel * 4 + channel], 0.0f, 255.0f);
+      image.pixels[pixel * 3 + channel] = std::isnan(value) ? 0 : static_cast<std::uint8_t>(std::nearbyint(value));
     }
   }
   return image;

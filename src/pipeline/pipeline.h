@@ -28,8 +28,8 @@ struct GeneratedImage {
   int index = 0;           // in the run
   std::uint64_t seed = 0;  // of this image's generator
   HostTensor latents;      // after the last step, before 1 / scaling_factor: [1, C, h, w]
-  HostTensor unit_image;   // the decoded image in [0, 1]: [1, 3, H, W]
-  RgbImage image;          // round(255 x) of unit_image
+  HostTensor rgba;         // the decoded image, 255 * clamp(x / 2 + 0.5, 0, 1) unrounded: [H, W, 4]
+  RgbImage image;          // rgba rounded to bytes (ties to even), alpha dropped
   std::string parameters;  // A1111 "parameters" text for the PNG
 };
 

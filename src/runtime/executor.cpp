@@ -57,6 +57,7 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
   program_ = device_.prepare(list_, files);
   for (const auto id : list_.inputs) input_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
   for (const auto id : list_.outputs) output_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
+  input_sources_.resize(input_slots_.size());
 }
 
 Executor::~Executor() = default;
@@ -93,11 +94,15 @@ BufferRange Executor::output_slot(std::size_t i) const {
   return {output_slots_.at(i).get(), 0, value_bytes(list_.values[list_.outputs[i]].type)};
 }
 
-void Executor::set_input(std::size_t i, const HostTensor& tensor) {
+void Executor::check_input_index(std::size_t i) const {
   if (i >= list_.inputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.inputs.size()) + " inputs, not " +
                                std::to_string(i + 1));
   }
+}
+
+void Executor::set_input(std::size_t i, const HostTensor& tensor) {
+  check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
   const TensorType given{DType::kF32, tensor.shape};
   if (expected != given || tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
@@ -105,13 +110,11 @@ void Executor::set_input(std::size_t i, const HostTensor& tensor) {
                                ", got " + given.to_string());
   }
   device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+  input_sources_[i].reset();
 }
 
 void Executor::set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape) {
-  if (i >= list_.inputs.size()) {
-    throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.inputs.size()) + " inputs, not " +
-                               std::to_string(i + 1));
-  }
+  check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
   const TensorType given{DType::kI64, shape};
   if (expected != given || values.size() != static_cast<std::size_t>(shape_numel(shape))) {
@@ -119,6 +122,32 @@ void Executor::set_input(std::size_t i, std::span<const std::int64_t> values, co
                                ", got " + given.to_string());
   }
   device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+  input_sources_[i].reset();
+}
+
+void Executor::set_input(std::size_t i, const BufferPtr& source) {
+  check_input_index(i);
+  const BufferRange slot = input_slot(i);
+  if (source == nullptr || source->bytes() != slot.bytes) {
+    throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' " +
+                               list_.values[list_.inputs[i]].type.to_string() + " takes " + std::to_string(slot.bytes) +
+                               " bytes, the device buffer given holds " +
+                               std::to_string(source == nullptr ? 0 : source->bytes()));
+  }
+  if (input_sources_[i].lock() == source) return;  // holds those (immutable) bytes already
+  device_.copy({source.get(), 0, slot.bytes}, slot);
+  input_sources_[i] = source;
+}
+
+BufferPtr Executor::copy_output(std::size_t i) {
+  if (i >= list_.outputs.size()) {
+    throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
+                               std::to_string(i + 1));
+  }
+  const BufferRange slot = output_slot(i);
+  BufferPtr copy = device_.allocate(slot.bytes);
+  device_.copy(slot, {copy.get(), 0, slot.bytes});
+  return copy;
 }
 
 // Where every value lives: input slots, weight buffers, arena offsets. Views share their owner's

@@ -63,6 +63,11 @@ class Executor {
   // Uploads into input slot i after checking type (or byte count) against the list.
   void set_input(std::size_t i, const HostTensor& tensor);
   void set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape);
+  // Copies device buffer `source` (exactly input i's bytes, as the list lays them out) into input
+  // slot i on the device. The caller never writes `source` afterwards (device tensors are
+  // immutable), so the copy is skipped while the slot holds its bytes already: the text context,
+  // the same for every step.
+  void set_input(std::size_t i, const BufferPtr& source);
 
   // Enqueues the function on what the input slots hold; its outputs land in the output slots.
   void submit();
@@ -70,6 +75,9 @@ class Executor {
   void wait();
   // Downloads output i (a float value) and waits.
   HostTensor read_output(std::size_t i);
+  // A new device buffer holding output i of the last submit, copied on the device: the caller's
+  // to keep after later submits overwrite the slot.
+  BufferPtr copy_output(std::size_t i);
 
   // Frees the arenas (the next submit allocates them again).
   void release_arena();
@@ -80,6 +88,7 @@ class Executor {
 
  private:
   void bind_values();
+  void check_input_index(std::size_t i) const;
 
   Device& device_;
   LaunchList list_;
@@ -87,6 +96,7 @@ class Executor {
   std::vector<BufferPtr> weights_;
   std::vector<BufferPtr> arenas_;
   std::vector<BufferPtr> input_slots_, output_slots_;
+  std::vector<std::weak_ptr<DeviceBuffer>> input_sources_;  // the device buffer each slot was copied from
   bool bound_ = false;
   OpProfile* profile_ = nullptr;
   LaunchTimes times_;

@@ -34,7 +34,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kSymbols[] = {"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode", "vae_encode"};
+const char* const kSymbols[] = {"clip",     "clip_b1",    "unet",       "unet_b1",
+                                "unet_cfg", "vae_decode", "vae_encode", "image_to_rgba"};
 constexpr const char* kKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 constexpr const char* kOtherKeyHex = "ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
@@ -342,7 +343,8 @@ TEST(ProfileCommand, AnUnknownFunctionIsAnErrorNamingIt) {
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back(),
             "websd: error: [profile] " + plain_artifact() +
-                " has no function 'nope' (it has: clip, clip_b1, unet, unet_b1, unet_cfg, vae_decode, vae_encode)")
+                " has no function 'nope' (it has: clip, clip_b1, image_to_rgba, unet, unet_b1, unet_cfg, vae_decode, "
+                "vae_encode)")
       << result.err;
   EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
                           [](const std::string& l) { return l.find("error") != std::string::npos; }),
@@ -358,9 +360,9 @@ TEST(InspectCommand, ListsTheFunctionsKernelsAndMemoryPlans) {
         std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(label + " ", 0) == 0; });
     return found == lines.end() ? std::string() : found->substr(label.size());
   };
-  EXPECT_EQ(std::atoi(row("functions").c_str()), 7) << text.out;
+  EXPECT_EQ(std::atoi(row("functions").c_str()), 8) << text.out;
   EXPECT_GT(std::atoi(row("kernels").c_str()), 0) << text.out;
-  EXPECT_NE(row("memory").find("7 plan(s)"), std::string::npos) << text.out;
+  EXPECT_NE(row("memory").find("8 plan(s)"), std::string::npos) << text.out;
   for (const char* symbol : kSymbols) {
     // Once with its signature, once with its memory plan.
     const std::string start = "  " + std::string(symbol) + " ";
@@ -375,10 +377,10 @@ TEST(InspectCommand, ListsTheFunctionsKernelsAndMemoryPlans) {
   const CommandResult json = run_websd({"inspect", plain_artifact(), "--json"});
   ASSERT_EQ(json.exit_code, 0) << describe(json);
   const nlohmann::json summary = nlohmann::json::parse(json.out);
-  ASSERT_EQ(summary.at("functions").size(), 7u);
+  ASSERT_EQ(summary.at("functions").size(), 8u);
   EXPECT_GT(summary.at("kernels").at("count").get<int>(), 0);
   const auto& plans = summary.at("memory_plans");
-  ASSERT_EQ(plans.size(), 7u);
+  ASSERT_EQ(plans.size(), 8u);
   for (const auto& plan : plans) {
     EXPECT_GT(plan.at("arena_bytes").get<std::int64_t>(), 0) << plan;
     EXPECT_LE(plan.at("peak_bytes").get<std::int64_t>(), plan.at("arena_bytes").get<std::int64_t>()) << plan;

@@ -66,8 +66,8 @@ TEST(FixtureArtifact, ManifestDescribesTheCpuBuildOfTheModel) {
   for (const FunctionSignature& function : parse_functions_section(*artifact.section("functions"), artifact.dir())) {
     symbols.push_back(function.symbol);
   }
-  EXPECT_EQ(symbols,
-            (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode", "vae_encode"}));
+  EXPECT_EQ(symbols, (std::vector<std::string>{"clip", "clip_b1", "unet", "unet_b1", "unet_cfg", "vae_decode",
+                                               "vae_encode", "image_to_rgba"}));
 }
 
 TEST(FixtureArtifact, IndexPlacesEveryWeightInsideItsShard) {

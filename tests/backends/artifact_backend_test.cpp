@@ -7,13 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
-#include "core/error.h"
 #include "backend_test_support.h"
+#include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
+#include "pipeline/host_calls.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
 
@@ -41,8 +44,8 @@ double worst_network_error(backends::ArtifactBackend& backend) {
   track(backend.encode_text(reference_ids(), 2).data, "te.out");
   const HostTensor sample = test::reference_tensor("expected", "unet.sample");
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
-  for (const int t : {981, 1}) track(backend.unet(sample, t, context).data, "unet.out." + std::to_string(t));
-  track(backend.vae_decode(test::reference_tensor("expected", "vae.dec.in")).data, "vae.dec.out");
+  for (const int t : {981, 1}) track(call_unet(backend, sample, t, context).data, "unet.out." + std::to_string(t));
+  track(call_vae_decode(backend, test::reference_tensor("expected", "vae.dec.in")).data, "vae.dec.out");
   const auto [mean, logvar] = backend.vae_encode(test::reference_tensor("expected", "vae.enc.in"));
   track(mean.data, "vae.enc.mean");
   track(logvar.data, "vae.enc.logvar");
@@ -87,8 +90,8 @@ TEST(ArtifactBackend, BFloat16WeightsStayWithinTheDocumentedTolerance) {
 TEST(ArtifactBackend, AgreesWithTheGraphExecutorOnTheUNet) {
   const HostTensor sample = test::reference_tensor("expected", "unet.sample");
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
-  const HostTensor compiled = test::tiny_artifact_backend().unet(sample, 500, context);
-  const HostTensor graph = test::tiny_backend().unet(sample, 500, context);
+  const HostTensor compiled = call_unet(test::tiny_artifact_backend(), sample, 500, context);
+  const HostTensor graph = call_unet(test::tiny_backend(), sample, 500, context);
   EXPECT_LT(test::relative_l2(compiled.data, graph.data), 1e-5);
 }
 
@@ -99,18 +102,33 @@ TEST(ArtifactBackend, TheGuidedStepAgreesWithTheHostCombination) {
   const HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
                           std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
-  const HostTensor compiled = test::tiny_artifact_backend().unet_guided(sample, 500, context, 7.5);
-  const HostTensor host = test::tiny_backend().unet_guided(sample, 500, context, 7.5);
+  const HostTensor compiled = call_unet_guided(test::tiny_artifact_backend(), sample, 500, context, 7.5);
+  const HostTensor host = call_unet_guided(test::tiny_backend(), sample, 500, context, 7.5);
   ASSERT_EQ(compiled.shape, sample.shape);
   EXPECT_LT(test::relative_l2(compiled.data, host.data), 1e-5);
-  const std::string wrong = error_of([&] { test::tiny_artifact_backend().unet_guided(pair, 500, context, 7.5); });
+  const std::string wrong = error_of([&] { call_unet_guided(test::tiny_artifact_backend(), pair, 500, context, 7.5); });
   EXPECT_NE(wrong.find("does not fit unet_cfg's sample"), std::string::npos) << wrong;
+}
+
+// The compiled image_to_rgba against the host conversion (pipeline/image_tensor.h) that the
+// checkpoint backend runs: the same float32 operations, so the same bytes; values past [-1, 1] and
+// NaN included (NaN must survive the clamp so the pipeline's finite check sees a diverged model).
+TEST(ArtifactBackend, TheCompiledRgbaConversionEqualsTheHostOne) {
+  backends::ArtifactBackend& backend = test::tiny_artifact_backend();
+  HostTensor image({1, 3, backend.height(), backend.width()});
+  for (std::size_t i = 0; i < image.data.size(); ++i) image.data[i] = 0.0137f * static_cast<float>(i % 331) - 2.2f;
+  const HostTensor compiled = call_image_to_rgba(backend, image);
+  const HostTensor host = call_image_to_rgba(test::tiny_backend(), image);
+  EXPECT_EQ(compiled.shape, (Shape{backend.height(), backend.width(), 4}));
+  EXPECT_EQ(compiled.data, host.data);
+  image.data[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(call_image_to_rgba(backend, image).data[5 * 4]));
 }
 
 TEST(ArtifactBackend, PlannedArenasAreSmallerThanOneBufferPerValue) {
   const nlohmann::json manifest = json_read_file(test::tiny_artifact_dir() + "/manifest.json");
   const auto& plans = manifest.at("sections").at("memory_plans");
-  ASSERT_EQ(plans.size(), 7u);
+  ASSERT_EQ(plans.size(), 8u);
   for (const auto& plan : plans) {
     EXPECT_LE(plan.at("peak_bytes").get<std::int64_t>(), plan.at("arena_bytes").get<std::int64_t>()) << plan;
     EXPECT_LT(plan.at("arena_bytes").get<std::int64_t>(), plan.at("unplanned_bytes").get<std::int64_t>()) << plan;
@@ -120,7 +138,7 @@ TEST(ArtifactBackend, PlannedArenasAreSmallerThanOneBufferPerValue) {
 TEST(ArtifactBackend, ASizeItWasNotBuiltForIsAClearError) {
   const HostTensor sample({2, 4, 8, 8}, std::vector<float>(2 * 4 * 8 * 8, 0.0f));
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
-  const std::string message = error_of([&] { test::tiny_artifact_backend().unet(sample, 1, context); });
+  const std::string message = error_of([&] { call_unet(test::tiny_artifact_backend(), sample, 1, context); });
   EXPECT_NE(message.find("built for 128x128"), std::string::npos) << message;
   EXPECT_NE(message.find("rebuild with websd build --width W --height H"), std::string::npos) << message;
 }

@@ -1,7 +1,5 @@
 #include "backend_test_support.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,9 +8,9 @@
 #include <stdexcept>
 
 #include "compiler/build_artifact.h"
-#include "targets/cpu/codegen/cpu_target.h"
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
+#include "targets/cpu/codegen/cpu_target.h"
 
 namespace websd::test {
 
@@ -26,9 +24,7 @@ backends::CheckpointBackend& tiny_backend() {
 const std::string& tiny_artifact_dir(DType storage) {
   static std::map<DType, std::string> built;
   if (const auto found = built.find(storage); found != built.end()) return found->second;
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() / ("websd-engine-tests-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(root);
+  static const std::filesystem::path root = make_temp_dir("backends");
   compiler::BuildOptions options;
   options.checkpoint = std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(tiny_model_dir()));
   options.out = (root / ("tiny-" + std::string(dtype_name(storage)) + ".art")).string();

@@ -8,11 +8,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
 #include "backend_test_support.h"
+#include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 #include "models/random_checkpoint.h"
+#include "pipeline/host_calls.h"
 #include "support/fixtures.h"
 
 namespace websd {
@@ -45,7 +46,7 @@ TEST(CheckpointBackend, UnetMatchesTheReferenceWithOneTimestepForTheBatch) {
   const HostTensor sample = test::reference_tensor("expected", "unet.sample");
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
   for (const int timestep : {981, 1}) {
-    const HostTensor out = test::tiny_backend().unet(sample, timestep, context);
+    const HostTensor out = call_unet(test::tiny_backend(), sample, timestep, context);
     const HostTensor expected = test::reference_tensor("expected", "unet.out." + std::to_string(timestep));
     EXPECT_EQ(out.shape, expected.shape);
     EXPECT_LT(test::relative_l2(out.data, expected.data), 1e-4) << "t = " << timestep;
@@ -54,7 +55,7 @@ TEST(CheckpointBackend, UnetMatchesTheReferenceWithOneTimestepForTheBatch) {
 
 TEST(CheckpointBackend, VaeDecodeAndEncodeMatchTheReference) {
   backends::CheckpointBackend& backend = test::tiny_backend();
-  const HostTensor image = backend.vae_decode(test::reference_tensor("expected", "vae.dec.in"));
+  const HostTensor image = call_vae_decode(backend, test::reference_tensor("expected", "vae.dec.in"));
   EXPECT_LT(test::relative_l2(image.data, test::reference_tensor("expected", "vae.dec.out").data), 1e-4);
   const auto [mean, logvar] = backend.vae_encode(test::reference_tensor("expected", "vae.enc.in"));
   EXPECT_EQ(mean.shape, (Shape{1, 4, 16, 16}));
@@ -67,25 +68,25 @@ TEST(CheckpointBackend, CachesOneExecutorPerNetworkAndShape) {
   const HostTensor small({1, 4, 8, 8});
   const HostTensor context({1, 77, 32});
   EXPECT_EQ(backend.executor_count(), 0u);
-  backend.unet(small, 10, context);
-  backend.unet(small, 500, context);
+  call_unet(backend, small, 10, context);
+  call_unet(backend, small, 500, context);
   EXPECT_EQ(backend.executor_count(), 1u);
-  backend.unet(HostTensor({1, 4, 8, 16}), 10, context);
+  call_unet(backend, HostTensor({1, 4, 8, 16}), 10, context);
   EXPECT_EQ(backend.executor_count(), 2u);
-  backend.vae_decode(small);
+  call_vae_decode(backend, small);
   EXPECT_EQ(backend.executor_count(), 3u);
 }
 
 TEST(CheckpointBackend, KeepsOnlyTheCalledNetworkLoadedByDefault) {
   backends::CheckpointBackend backend(test::tiny_model_dir());
   const HostTensor latents({1, 4, 8, 8});
-  backend.unet(latents, 10, HostTensor({1, 77, 32}));
+  call_unet(backend, latents, 10, HostTensor({1, 77, 32}));
   const std::size_t unet_weights = backend.loaded_weight_count();
   EXPECT_GT(unet_weights, 100u);
-  backend.vae_decode(latents);  // releases the UNet before loading the VAE
+  call_vae_decode(backend, latents);  // releases the UNet before loading the VAE
   EXPECT_EQ(backend.executor_count(), 1u);
   EXPECT_LT(backend.loaded_weight_count(), unet_weights);
-  const HostTensor again = backend.unet(latents, 10, HostTensor({1, 77, 32}));  // reloads
+  const HostTensor again = call_unet(backend, latents, 10, HostTensor({1, 77, 32}));  // reloads
   EXPECT_EQ(backend.loaded_weight_count(), unet_weights);
   EXPECT_EQ(again.shape, latents.shape);
 }

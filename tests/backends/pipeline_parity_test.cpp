@@ -25,13 +25,11 @@ const ClipTokenizer& tiny_tokenizer() {
   return tokenizer;
 }
 
-// [1, 3, H, W] -> [1, H, W, 3], the layout of the reference images.
-std::vector<float> to_channels_last(const HostTensor& image) {
-  const std::int64_t channels = image.shape[1], plane = image.shape[2] * image.shape[3];
-  std::vector<float> out(image.data.size());
-  for (std::int64_t c = 0; c < channels; ++c) {
-    for (std::int64_t p = 0; p < plane; ++p)
-      out[static_cast<std::size_t>(p * channels + c)] = image.data[static_cast<std::size_t>(c * plane + p)];
+// The pipeline's RGBA image [H, W, 4] in byte range -> [1, H, W, 3] in [0, 1], the reference images.
+std::vector<float> unit_rgb(const HostTensor& rgba) {
+  std::vector<float> out;
+  for (std::size_t i = 0; i < rgba.data.size(); ++i) {
+    if (i % 4 != 3) out.push_back(rgba.data[i] / 255.0f);
   }
   return out;
 }
@@ -48,7 +46,8 @@ DiffusionBackend& backend_for(const std::string& kind) {
   return test::tiny_backend();
 }
 
-GeneratedImage generate(const std::string& backend, const GenerationRequest& request, const std::string& scheduler_file) {
+GeneratedImage generate(const std::string& backend, const GenerationRequest& request,
+                        const std::string& scheduler_file) {
   const auto scheduler =
       schedulers::create_scheduler_from_file(test::fixture_path("tiny-sd15/reference/" + scheduler_file));
   GeneratedImage result;
@@ -69,7 +68,7 @@ GenerationRequest request_from(const nlohmann::json& cases) {
 
 void expect_image_matches(const GeneratedImage& result, const std::string& file, const std::string& key) {
   const HostTensor expected = test::reference_tensor(file, key);
-  const double error = test::max_abs_difference(to_channels_last(result.unit_image), expected.data);
+  const double error = test::max_abs_difference(unit_rgb(result.rgba), expected.data);
   ::testing::Test::RecordProperty(key + ".max_abs", std::to_string(error));
   EXPECT_LT(error, kImageTolerance) << key;
 }
@@ -123,7 +122,8 @@ TEST_P(SeededImg2Img, MatchesDiffusersFromTheSeedAndInitImage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, SeededImg2Img,
-                         ::testing::Combine(::testing::Values("model", "artifact"), ::testing::Values("ddim", "euler_a")),
+                         ::testing::Combine(::testing::Values("model", "artifact"),
+                                            ::testing::Values("ddim", "euler_a")),
                          case_name);
 
 }  // namespace

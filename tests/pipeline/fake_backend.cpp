@@ -21,7 +21,7 @@ HostTensor FakeBackend::encode_text(const std::vector<std::int64_t>& ids, std::i
   return context;
 }
 
-HostTensor FakeBackend::unet(const HostTensor& sample, double timestep, const HostTensor& context) {
+HostTensor FakeBackend::unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) {
   unet_calls.push_back({sample, timestep, context});
   HostTensor prediction(sample.shape);
   const std::int64_t row_size = sample.numel() / sample.shape[0];
@@ -34,7 +34,7 @@ HostTensor FakeBackend::unet(const HostTensor& sample, double timestep, const Ho
   return prediction;
 }
 
-HostTensor FakeBackend::vae_decode(const HostTensor& latents) {
+HostTensor FakeBackend::vae_decode_on_host(const HostTensor& latents) {
   decode_calls.push_back(latents);
   const std::int64_t h = latents.shape[2], w = latents.shape[3], f = info_.vae_scale_factor;
   HostTensor image({1, 3, h * f, w * f});

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "pipeline/diffusion_backend.h"
+#include "pipeline/host_backend.h"
 
 namespace websd::test {
 
@@ -19,15 +19,15 @@ struct UnetCall {
   HostTensor context;
 };
 
-class FakeBackend : public DiffusionBackend {
+class FakeBackend : public HostBackend {
  public:
   FakeBackend();
 
   const ModelInfo& info() const override { return info_; }
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
-  HostTensor unet(const HostTensor& sample, double timestep, const HostTensor& context) override;
-  HostTensor vae_decode(const HostTensor& latents) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  HostTensor unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) override;
+  HostTensor vae_decode_on_host(const HostTensor& latents) override;
 
   ModelInfo info_;
   std::int64_t hidden = 8;

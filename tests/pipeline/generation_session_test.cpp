@@ -48,18 +48,22 @@ TEST(GenerationSession, StepByStepGivesWhatGenerateGivesInOneGo) {
     session.prepare();
     for (int i = 0; i < session.image_count(); ++i) {
       EXPECT_EQ(session.start_image(i), 4);
-      while (session.step()) {
-        // What a caller does between steps (here: another generator's draws) must not matter.
+      while (session.submit_step()) {
+        // What a caller does while it awaits the device (here: another generator's draws) must not matter.
         TorchGenerator(7).randn({16});
+        session.finish_step();
       }
       EXPECT_EQ(session.steps_done(), 4);
       EXPECT_FALSE(session.step()) << "no step remains";
-      stepped.images.push_back(session.decode());
+      session.submit_decode();
+      TorchGenerator(8).randn({16});
+      stepped.images.push_back(session.finish_decode());
     }
     ASSERT_EQ(stepped.images.size(), at_once.images.size());
     for (std::size_t i = 0; i < at_once.images.size(); ++i) {
       EXPECT_EQ(stepped.images[i].seed, at_once.images[i].seed);
       EXPECT_EQ(stepped.images[i].latents.data, at_once.images[i].latents.data);
+      EXPECT_EQ(stepped.images[i].rgba.data, at_once.images[i].rgba.data);
       EXPECT_EQ(stepped.images[i].image.pixels, at_once.images[i].image.pixels);
       EXPECT_EQ(stepped.images[i].parameters, at_once.images[i].parameters);
     }
@@ -79,8 +83,76 @@ TEST(GenerationSession, CallsOutOfOrderAreErrors) {
   session.step();
   EXPECT_NE(error_of([&] { session.decode(); }).find("decode before the image's last denoising step (1 of 2 done)"),
             std::string::npos);
-  EXPECT_TRUE(session.step());
-  EXPECT_EQ(session.decode().index, 0);
+  EXPECT_NE(error_of([&] { session.finish_step(); }).find("finish_step without a submitted step"), std::string::npos);
+  EXPECT_TRUE(session.submit_step());
+  EXPECT_NE(error_of([&] { session.submit_step(); }).find("submit_step while a step or decode is submitted"),
+            std::string::npos);
+  session.finish_step();
+  EXPECT_NE(error_of([&] { session.finish_decode(); }).find("finish_decode without a submitted decode"),
+            std::string::npos);
+  session.submit_decode();
+  EXPECT_NE(error_of([&] { session.finish_step(); }).find("finish_step without a submitted step"), std::string::npos);
+  EXPECT_EQ(session.finish_decode().index, 0);
+}
+
+// A backend that counts what crosses between host and device, around the fake.
+class TransferCounter final : public DiffusionBackend {
+ public:
+  const ModelInfo& info() const override { return inner.info(); }
+  HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override {
+    return inner.encode_text(ids, batch);
+  }
+  std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override { return inner.vae_encode(image); }
+  DeviceTensor upload(const HostTensor& tensor) override {
+    uploads.push_back(shape_to_string(tensor.shape));
+    return inner.upload(tensor);
+  }
+  TensorDownload download(const DeviceTensor& tensor) override {
+    downloads.push_back(shape_to_string(tensor.shape()));
+    return inner.download(tensor);
+  }
+  DeviceTensor unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) override {
+    return inner.unet(sample, timestep, context);
+  }
+  DeviceTensor unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
+                           double guidance_scale) override {
+    guided_steps += 1;
+    return inner.unet_guided(sample, timestep, context, guidance_scale);
+  }
+  DeviceTensor vae_decode(const DeviceTensor& latents) override { return inner.vae_decode(latents); }
+  DeviceTensor image_to_rgba(const DeviceTensor& image) override { return inner.image_to_rgba(image); }
+
+  FakeBackend inner;
+  std::vector<std::string> uploads, downloads;
+  int guided_steps = 0;
+};
+
+TEST(GenerationSession, OnlyTheSchedulersTensorsCrossPerStepAndTheContextOnce) {
+  TransferCounter backend;
+  auto scheduler = schedulers::create_scheduler_by_name("euler_a");
+  GenerationSession session(backend, test::fixture_tokenizer(), two_images(3), *scheduler);
+  session.prepare();
+  EXPECT_EQ(backend.uploads, (std::vector<std::string>{"[2,77,8]"}));  // the context, for the whole run
+  for (int i = 0; i < 2; ++i) {
+    session.start_image(i);
+    while (session.step()) {
+    }
+    session.decode();
+  }
+  // Per step the model input goes up and the guided prediction comes down; per image the latents
+  // go up and the RGBA image (32x32) comes down. The context is never sent again.
+  std::vector<std::string> uploads{"[2,77,8]"}, downloads;
+  for (int image = 0; image < 2; ++image) {
+    for (int step = 0; step < 3; ++step) {
+      uploads.push_back("[1,4,4,4]");
+      downloads.push_back("[1,4,4,4]");
+    }
+    uploads.push_back("[1,4,4,4]");
+    downloads.push_back("[32,32,4]");
+  }
+  EXPECT_EQ(backend.uploads, uploads);
+  EXPECT_EQ(backend.downloads, downloads);
+  EXPECT_EQ(backend.guided_steps, 6);
 }
 
 TEST(GenerationSession, ABadRequestFailsBeforeAnyBackendCall) {

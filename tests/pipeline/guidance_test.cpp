@@ -29,7 +29,8 @@ TEST(Guidance, RunsTheUnetOnceOnTheDuplicatedSample) {
   test::FakeBackend backend;
   const HostTensor sample({1, 2, 1, 1}, {1.0f, 2.0f});
   const HostTensor context({2, 1, 1}, {0.25f, 1.0f});  // rows: uncond, cond
-  const HostTensor prediction = guided_prediction(backend, sample, 500.0, context, 3.0);
+  const HostTensor prediction =
+      backend.download(guided_prediction(backend, backend.upload(sample), 500.0, backend.upload(context), 3.0)).wait();
   ASSERT_EQ(backend.unet_calls.size(), 1u);
   EXPECT_EQ(backend.unet_calls[0].sample.shape, (Shape{2, 2, 1, 1}));
   EXPECT_EQ(backend.unet_calls[0].sample.data, (std::vector<float>{1.0f, 2.0f, 1.0f, 2.0f}));
@@ -44,7 +45,8 @@ TEST(Guidance, ScaleOneRunsTheConditionalRowAlone) {
   test::FakeBackend backend;
   const HostTensor sample({1, 1, 1, 1}, {2.0f});
   const HostTensor context({1, 1, 1}, {0.5f});
-  const HostTensor prediction = guided_prediction(backend, sample, 1.0, context, 1.0);
+  const HostTensor prediction =
+      backend.download(guided_prediction(backend, backend.upload(sample), 1.0, backend.upload(context), 1.0)).wait();
   ASSERT_EQ(backend.unet_calls.size(), 1u);
   EXPECT_EQ(backend.unet_calls[0].sample.shape, (Shape{1, 1, 1, 1}));
   EXPECT_FLOAT_EQ(prediction.data[0], 0.2f + 0.5f);
@@ -54,7 +56,7 @@ TEST(Guidance, RejectsAContextOfTheWrongBatch) {
   test::FakeBackend backend;
   const HostTensor sample({1, 1, 1, 1}, {2.0f});
   const HostTensor one_row({1, 1, 1}, {0.5f});
-  EXPECT_THROW(guided_prediction(backend, sample, 1.0, one_row, 7.5), Error);
+  EXPECT_THROW(guided_prediction(backend, backend.upload(sample), 1.0, backend.upload(one_row), 7.5), Error);
   EXPECT_TRUE(backend.unet_calls.empty());
 }
 

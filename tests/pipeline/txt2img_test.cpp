@@ -121,10 +121,10 @@ TEST(Txt2Img, DecodesLatentsOverScalingFactorAndQuantizes) {
   for (std::size_t i = 0; i < decoded_input.data.size(); ++i) {
     EXPECT_EQ(decoded_input.data[i], images[0].latents.data[i] / 0.18215f);
   }
-  // pixel (0, 0) of channel c comes from latent (c, 0, 0): (x / 2 + 0.5).clamp(0, 1), then round(255 x)
+  // pixel (0, 0) of channel c comes from latent (c, 0, 0): 255 (x / 2 + 0.5).clamp(0, 1), then rounded
   for (int c = 0; c < 3; ++c) {
     const float unit = std::clamp(decoded_input.data[static_cast<std::size_t>(c * 16)] / 2.0f + 0.5f, 0.0f, 1.0f);
-    EXPECT_EQ(images[0].unit_image.data[static_cast<std::size_t>(c * 32 * 32)], unit);
+    EXPECT_EQ(images[0].rgba.data[static_cast<std::size_t>(c)], unit * 255.0f);
     EXPECT_EQ(images[0].image.pixels[static_cast<std::size_t>(c)], static_cast<int>(std::nearbyint(unit * 255.0f)));
   }
 }

@@ -1,5 +1,6 @@
 // runtime::Executor (runtime/executor.h) on the CPU device (cpu/cpu_device.h), running a small
 // lowered function: the same outputs as the graph executor, outputs that outlive the next run,
+// inputs from and outputs to device buffers,
 // several arenas when the target's buffers are small, stable input/output slots, its errors for
 // wrong inputs, unbound weights, missing kernels, edited operand types and dtypes the device does
 // not store; and what lower_to_launch_list (passes/launch_lowering.h) makes of reshapes (views, no
@@ -10,17 +11,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
-#include "targets/cpu/runtime/cpu_device.h"
-#include "targets/cpu/reference/cpu_executor.h"
 #include "graph/op_registry.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
 #include "support/error_text.h"
 #include "support/launch_test_function.h"
+#include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_device.h"
 
 namespace websd::runtime {
 namespace {
@@ -181,6 +183,56 @@ TEST(Executor, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
   expect_matches_graph_executor(first, f.function, kInputA);
   expect_matches_graph_executor(second, f.function, kInputB);
   EXPECT_EQ(weights.reads, 1);  // bound once, adopted in place
+}
+
+BufferPtr device_buffer(Device& device, const std::vector<float>& values) {
+  const auto bytes = std::as_bytes(std::span<const float>(values));
+  BufferPtr buffer = device.allocate(bytes.size());
+  device.upload({buffer.get(), 0, bytes.size()}, bytes);
+  return buffer;
+}
+
+std::vector<float> downloaded(Device& device, const BufferPtr& buffer) {
+  std::vector<float> values(buffer->bytes() / sizeof(float));
+  device.download({buffer.get(), 0, buffer->bytes()}, std::as_writable_bytes(std::span<float>(values)));
+  device.wait();
+  return values;
+}
+
+// Device tensors: inputs copied from device buffers, outputs copied out to buffers that later runs
+// leave alone, and no second copy from a buffer a slot holds already (its bytes are immutable by
+// contract; this test breaks the contract on purpose to see the copy skipped).
+TEST(Executor, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  const std::vector<float> expected_a = run(executor, kInputA)[0].data, expected_b = run(executor, kInputB)[0].data;
+
+  const BufferPtr a = device_buffer(device, kInputA), b = device_buffer(device, kInputB);
+  executor.set_input(0, a);
+  executor.submit();
+  const BufferPtr out_a = executor.copy_output(0);
+  executor.set_input(0, b);
+  executor.submit();
+  const BufferPtr out_b = executor.copy_output(0);
+  EXPECT_EQ(downloaded(device, out_a), expected_a);
+  EXPECT_EQ(downloaded(device, out_b), expected_b);
+
+  device.upload({b.get(), 0, b->bytes()}, std::as_bytes(std::span<const float>(kInputA)));
+  executor.set_input(0, b);  // the slot holds b's bytes already: not copied again
+  executor.submit();
+  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_b);
+  executor.set_input(0, HostTensor(kInputShape, kInputB));  // a host upload replaces the slot's bytes
+  executor.set_input(0, b);                                 // so b is copied again
+  executor.submit();
+  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_a);
+
+  const std::string size = error_of([&] { executor.set_input(0, device.allocate(8)); });
+  EXPECT_NE(size.find("input 'x' f32[2,3] takes 24 bytes, the device buffer given holds 8"), std::string::npos) << size;
+  const std::string output = error_of([&] { executor.copy_output(2); });
+  EXPECT_NE(output.find("small: has 2 outputs, not 3"), std::string::npos) << output;
 }
 
 TEST(Executor, RunsAgainAfterTheArenaIsReleased) {

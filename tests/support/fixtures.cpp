@@ -4,9 +4,40 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace websd::test {
+namespace {
+
+// Every folder make_temp_dir hands out, removed when the test process exits (ctest runs each test
+// in its own process), so a suite run leaves nothing behind in /tmp: thousands of runs had filled
+// this machine's disk before.
+class TempDirRegistry {
+ public:
+  ~TempDirRegistry() {
+    for (const auto& dir : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+  void add(const std::string& dir) {
+    const std::lock_guard<std::mutex> hold(mutex_);
+    dirs_.push_back(dir);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> dirs_;
+};
+
+TempDirRegistry& temp_dirs() {
+  static TempDirRegistry registry;
+  return registry;
+}
+
+}  // namespace
 
 std::string fixtures_dir() {
   const char* overridden = std::getenv("WEBSD_FIXTURES");
@@ -26,6 +57,7 @@ std::string fixture_path(const std::string& relative) {
 std::string make_temp_dir(const std::string& tag) {
   std::string pattern = (std::filesystem::temp_directory_path() / ("websd-test-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
+  temp_dirs().add(pattern);
   return pattern;
 }
 

@@ -10,7 +10,7 @@ namespace websd::test {
 std::string fixtures_dir();
 // fixtures_dir() + "/" + relative, checked to exist.
 std::string fixture_path(const std::string& relative);
-// A fresh, empty temporary directory for this test; removed by the OS's tmp cleanup.
+// A fresh, empty temporary directory for this test; removed with its contents when the process exits.
 std::string make_temp_dir(const std::string& tag);
 
 }  // namespace websd::test

@@ -17,14 +17,14 @@
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "app/process_stats.h"
-#include "core/error.h"
-#include "targets/cpu/runtime/onednn_conv.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
+#include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "targets/cpu/runtime/onednn_conv.h"
 #include "tuning/apply_tuning.h"
 
 namespace websd::app {
@@ -140,14 +140,18 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   result.text = time_call(
       options.runs, [&] { context = backend.encode_text(ids, 2); }, profile_into(result.text_profile));
   TorchGenerator generator(0);
-  const HostTensor sample = generator.randn({2, info.latent_channels, height / scale, width / scale});
+  // Inputs on the device before timing, as the pipeline keeps them; each run waits for its output.
+  const DeviceTensor sample = backend.upload(generator.randn({2, info.latent_channels, height / scale, width / scale}));
+  const DeviceTensor context_on_device = backend.upload(context);
   backend.set_profile(nullptr);
   result.unet = time_call(
-      options.runs, [&] { backend.unet(sample, 500.0, context); }, profile_into(result.unet_profile));
-  const HostTensor latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
+      options.runs, [&] { backend.download(backend.unet(sample, 500.0, context_on_device)).wait(); },
+      profile_into(result.unet_profile));
+  const DeviceTensor latents =
+      backend.upload(generator.randn({1, info.latent_channels, height / scale, width / scale}));
   backend.set_profile(nullptr);
   result.vae = time_call(
-      options.runs, [&] { backend.vae_decode(latents); }, profile_into(result.vae_profile));
+      options.runs, [&] { backend.download(backend.vae_decode(latents)).wait(); }, profile_into(result.vae_profile));
   backend.set_profile(nullptr);
   result.peak_rss = peak_rss_bytes();
 }
@@ -210,7 +214,8 @@ void run_bench(const BenchOptions& options) {
     reset_peak_rss();
     const auto open_start = std::chrono::steady_clock::now();
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
-    backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork, tuning_db ? &*tuning_db : nullptr);
+    backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork,
+                                        tuning_db ? &*tuning_db : nullptr);
     result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
     result.open_peak_rss = peak_rss_bytes();
     result.path = checkpoint->dir();

@@ -210,9 +210,9 @@ void print_text(const ordered_json& summary) {
 // --- --verify ---------------------------------------------------------------------------------
 
 // The functions `websd generate --artifact` calls: with guidance (batch 2), without (batch 1), and
-// img2img's encoder. The cpu target always builds all six.
-constexpr const char* kGenerateFunctions[] = {"clip",     "clip_b1",    "unet",      "unet_b1",
-                                              "unet_cfg", "vae_decode", "vae_encode"};
+// img2img's encoder, the final image's conversion to RGBA. The cpu target always builds all eight.
+constexpr const char* kGenerateFunctions[] = {"clip",     "clip_b1",    "unet",       "unet_b1",
+                                              "unet_cfg", "vae_decode", "vae_encode", "image_to_rgba"};
 constexpr const char* kEditedFix = "the manifest was edited or is corrupt: rebuild the artifact";
 
 [[noreturn]] void verify_fail(const std::string& dir, const std::string& what) {
@@ -279,7 +279,7 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
       verify_fail(dir, std::string("has no function '") + symbol + "', which generate calls (" + kEditedFix + ")");
     }
   }
-  // Each call generate makes: with guidance (batch 2), without (batch 1), decoding, and img2img's encoding.
+  // Each call generate makes: with guidance (batch 2), without (batch 1), decoding, img2img's encoding, RGBA.
   struct Call {
     std::string symbol;
     std::vector<TensorType> inputs, outputs;
@@ -306,6 +306,7 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
   calls.push_back({"unet_cfg", {latent, f32({1}), f32({2, info.max_tokens, hidden}), f32({1})}, {latent}});
   calls.push_back({"vae_decode", {latent}, {image}});
   calls.push_back({"vae_encode", {image}, {latent, latent}});
+  calls.push_back({"image_to_rgba", {image}, {f32({height, width, 4})}});
   for (const Call& call : calls) {
     const runtime::LaunchList& list = lists.at(call.symbol);
     const auto inputs = types_of(list, list.inputs), outputs = types_of(list, list.outputs);
