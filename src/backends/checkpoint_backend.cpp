@@ -12,6 +12,7 @@
 
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
+#include "compiler/target.h"
 #include "core/error.h"
 #include "graph/op_registry.h"
 #include "import/diffusers_checkpoint.h"
@@ -20,7 +21,10 @@
 #include "models/model_params.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
+#include "passes/pass_pipeline.h"
+#include "passes/weight_recipe.h"
 #include "runtime/executor.h"
+#include "targets/cpu/codegen/cpu_target.h"
 #include "targets/cpu/reference/cpu_executor.h"
 #include "targets/cpu/runtime/cpu_device.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
@@ -67,30 +71,35 @@ void require_memory(const graph::Function& function, const passes::MemoryPlan& p
 }
 
 // The weights of one compiled function for runtime::Executor: the component's float32 tensors,
-// packed as the function's convolutions want, shared with every other executor of the network.
+// made by the pass list's recipes (merged projections) and packed as the function's convolutions
+// want, shared with every other executor of the network.
 class ComponentWeightSource final : public runtime::WeightSource {
  public:
-  ComponentWeightSource(compiler::ComponentWeights& weights, const graph::Function& function,
-                        const std::map<std::string, std::optional<cpu::WeightPacking>>& packings)
-      : weights_(weights), function_(function), packings_(packings) {}
+  struct Weight {
+    passes::WeightRecipe recipe;
+    std::optional<cpu::WeightPacking> packing;
+  };
+
+  ComponentWeightSource(compiler::ComponentWeights& weights, std::string symbol, std::map<std::string, Weight> made)
+      : weights_(weights), symbol_(std::move(symbol)), made_(std::move(made)) {}
 
   runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
-    const std::optional<cpu::WeightPacking>& packing = packings_.at(weight.name);
+    const Weight& made = made_.at(weight.name);
     std::shared_ptr<std::vector<float>> values =
-        weights_.get(function_.symbol(), weight.name, weight.type.shape, packing ? &*packing : nullptr);
+        weights_.get(symbol_, made.recipe, made.packing ? &*made.packing : nullptr);
     return {std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
   }
 
  private:
   compiler::ComponentWeights& weights_;
-  const graph::Function& function_;
-  const std::map<std::string, std::optional<cpu::WeightPacking>>& packings_;
+  std::string symbol_;
+  std::map<std::string, Weight> made_;
 };
 
 // One network's executors, by input shape, all bound to the same component weights. Each runs its
-// function compiled for the CPU (CpuExecutor's pass list and tuning), memory-planned and lowered to
-// a launch list, on runtime::Executor over the CPU device: intermediates live in planned arenas, as
-// in an artifact.
+// function compiled by the cpu target's pass list (as in an artifact: DCE, constant folding,
+// channels-last, fusions, merged projections, tuning), memory-planned and lowered to a launch list,
+// on runtime::Executor over the CPU device: intermediates live in planned arenas, as in an artifact.
 struct ExecutorCache {
   compiler::ComponentWeights* weights = nullptr;
   cpu::CpuDevice* device = nullptr;
@@ -106,22 +115,31 @@ struct ExecutorCache {
 
   runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
-    const cpu::CpuExecutor compiled(build(), true, tuning_db);
-    coverage[key] = {compiled.tuned_count(), compiled.tunable_count()};
-    const graph::Function& function = compiled.function();
+    // The cpu target's own pass list, as `websd build` runs it; its fused elementwise groups run
+    // on the runtime's interpreting kernel instead of a generated library.
+    std::vector<passes::WeightRecipe> recipes;
+    compiler::PassListHooks hooks;
+    hooks.tuning_db = tuning_db;
+    hooks.on_recipes = [&](const std::string&, const std::vector<passes::WeightRecipe>& made) {
+      recipes.insert(recipes.end(), made.begin(), made.end());
+    };
+    hooks.on_tuning = [&](std::size_t tuned, std::size_t tunable) { coverage[key] = {tuned, tunable}; };
+    const graph::Function function = passes::run_pipeline(build(), compiler::cpu_target().pass_list(hooks)).function;
     std::vector<runtime::LaunchWeight> placements;
-    std::map<std::string, std::optional<cpu::WeightPacking>> packings;
-    for (const auto id : function.weights()) {
+    std::map<std::string, ComponentWeightSource::Weight> made;
+    const std::vector<passes::WeightRecipe> all_recipes = passes::weight_recipes_for(function, recipes);
+    for (std::size_t w = 0; w < function.weights().size(); ++w) {
+      const graph::ValueId id = function.weights()[w];
       const graph::Value& value = function.value(id);
       std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
       placements.push_back({value.name, packing ? packing->layout : "", value.type});
-      packings.emplace(value.name, std::move(packing));
+      made.emplace(value.name, ComponentWeightSource::Weight{all_recipes[w], std::move(packing)});
     }
     const passes::MemoryPlan plan = passes::plan_memory(function);
     require_memory(function, plan, weights->loaded_count() == 0);
     auto executor = std::make_unique<runtime::Executor>(
         *device, passes::lower_to_launch_list(function, plan, std::move(placements)));
-    ComponentWeightSource source(*weights, function, packings);
+    ComponentWeightSource source(*weights, function.symbol(), std::move(made));
     executor->bind_weights(source);
     executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;

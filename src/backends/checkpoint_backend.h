@@ -1,10 +1,13 @@
 // DiffusionBackend that compiles a checkpoint on the fly: opens it (diffusers folder or single file),
 // reads the three networks' configs, checks every weight file against the networks' parameter
 // lists at open (one websd::Error naming the file and the tensors), then builds each network's
-// graph for the shapes it is called with, compiles it for the CPU, plans its memory, lowers it to a
-// launch list and runs it on runtime::Executor over the CPU device, as an artifact would run. One
-// executor is cached per network and input shape; weights are read (upcast to
-// float32, convolution weights packed) once per tensor and shared by the network's executors. By
+// graph for the shapes it is called with, compiles it with the cpu target's pass list (the one
+// `websd build` runs; fused elementwise groups run on the runtime's interpreting kernel instead of a
+// generated library), plans its memory, lowers it to a launch list and runs it on
+// runtime::Executor over the CPU device, as an artifact would run. One executor is cached per
+// network and input shape; weights are made (upcast to float32, Q/K/V projections merged as the
+// passes ask, convolution weights packed) once and shared by the network's executors. Its device
+// is host memory (HostBackend): guidance and the RGBA conversion run on the host. By
 // default only the network being called stays loaded (Residency). An optional tuning database gives
 // the executors their tuned kernel parameters (see src/tuning); workloads without a record run with
 // the kernels' defaults.

@@ -13,6 +13,7 @@
 #include "core/host_tensor.h"
 #include "core/param_spec.h"
 #include "import/checkpoint_component.h"
+#include "passes/weight_recipe.h"
 #include "targets/cpu/reference/cpu_executor.h"
 
 namespace websd::compiler {
@@ -26,6 +27,12 @@ class ComponentWeights {
   // Throws websd::Error if the parameter list has no such tensor or another shape.
   std::shared_ptr<std::vector<float>> get(const std::string& function, const std::string& name, const Shape& shape,
                                           const cpu::WeightPacking* packing = nullptr);
+  // The storage of a weight that a compiled function reads, made by `recipe` (passes/weight_recipe.h):
+  // a copy of one parameter as above, or parameters joined (merge_qkv's merged projections; the
+  // parts are read for it and not kept), packed by `packing` when given. Kept under the recipe's
+  // name like a parameter. Throws websd::Error like get() for a source that is not a parameter.
+  std::shared_ptr<std::vector<float>> get(const std::string& function, const passes::WeightRecipe& recipe,
+                                          const cpu::WeightPacking* packing = nullptr);
 
   // Tensors held now.
   std::size_t loaded_count() const { return loaded_.size(); }
@@ -33,6 +40,9 @@ class ComponentWeights {
   void release() { loaded_.clear(); }
 
  private:
+  // Parameter `name`'s float32 values, read from the checkpoint (its mapped pages dropped after).
+  std::vector<float> read_parameter(const std::string& function, const std::string& name, const Shape& shape) const;
+
   const CheckpointComponent& component_;
   std::map<std::string, Shape, std::less<>> shapes_;                                // every bound parameter
   std::map<std::string, std::shared_ptr<std::vector<float>>, std::less<>> loaded_;  // by name and packing

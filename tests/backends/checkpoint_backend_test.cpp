@@ -77,6 +77,27 @@ TEST(CheckpointBackend, CachesOneExecutorPerNetworkAndShape) {
   EXPECT_EQ(backend.executor_count(), 3u);
 }
 
+// The --model path compiles with the cpu target's pass list, as `websd build` does: the UNet reads
+// the same weights as the artifact's (Q/K/V projections merged into one), and fused elementwise
+// groups run (on the runtime's interpreting kernel).
+TEST(CheckpointBackend, CompilesWithTheTargetsPassListAsAnArtifact) {
+  backends::CheckpointBackend backend(test::tiny_model_dir());
+  runtime::OpProfile profile;
+  backend.set_profile(&profile);
+  const HostTensor sample = test::reference_tensor("expected", "unet.sample");
+  call_unet(backend, sample, 500, test::reference_tensor("expected", "unet.ctx"));
+  const nlohmann::json manifest = json_read_file(test::tiny_artifact_dir() + "/manifest.json");
+  const auto& unet_weights = manifest.at("sections").at("launch_lists").at("unet").at("weights");
+  EXPECT_EQ(backend.loaded_weight_count(), unet_weights.size());
+  bool merged = false;
+  for (const auto& weight : unet_weights)
+    merged = merged || weight.at("name").get<std::string>().find("to_qkv") != std::string::npos;
+  EXPECT_TRUE(merged) << "the artifact's UNet has merged projections";
+  bool fused = false;
+  for (const auto& [key, totals] : profile.by_op) fused = fused || key.rfind("fused_elementwise", 0) == 0;
+  EXPECT_TRUE(fused) << "no fused elementwise launch ran";
+}
+
 TEST(CheckpointBackend, KeepsOnlyTheCalledNetworkLoadedByDefault) {
   backends::CheckpointBackend backend(test::tiny_model_dir());
   const HostTensor latents({1, 4, 8, 8});

@@ -16,12 +16,13 @@
 #include "app/model_options.h"
 #include "app/version.h"
 #include "core/error.h"
-#include "targets/cpu/reference/cpu_executor.h"
 #include "import/diffusers_checkpoint.h"
 #include "models/graphs/sd_graphs.h"
+#include "passes/pass_pipeline.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/progress.h"
+#include "targets/cpu/codegen/cpu_target.h"
 #include "tuning/cpu_attention_tuner.h"
 #include "tuning/cpu_device.h"
 
@@ -37,7 +38,8 @@ struct TuneOptions {
   int runs = 5;
 };
 
-// The networks as the CPU executor will run them for a width x height txt2img with guidance.
+// The networks as the cpu target compiles them (for artifacts and for --model alike) for a width x
+// height txt2img with guidance.
 std::vector<graph::Function> compiled_networks(const DiffusersCheckpoint& checkpoint, std::int64_t width,
                                                std::int64_t height) {
   const CheckpointComponent& text = checkpoint.component("text_encoder");
@@ -61,7 +63,7 @@ std::vector<graph::Function> compiled_networks(const DiffusersCheckpoint& checkp
   for (const graph::Function& function :
        {clip_text_graph(clip, 2, tokens), unet_graph(unet, 2, h / scale, w / scale, tokens),
         vae_decode_graph(vae, 1, h / scale, w / scale)}) {
-    networks.push_back(cpu::CpuExecutor(function).function());
+    networks.push_back(passes::run_pipeline(function, compiler::cpu_target().pass_list({})).function);
   }
   return networks;
 }
