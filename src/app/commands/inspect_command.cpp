@@ -223,7 +223,7 @@ constexpr const char* kEditedFix = "the manifest was edited or is corrupt: rebui
 std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& artifact) {
   for (std::size_t i = 0; i < artifact.shards().size(); ++i) {
     artifact.verify_shard(i);
-    artifact.release_weight_pages();  // keeps the resident memory of a large artifact bounded
+    artifact.release_shard(i);  // one shard resident at a time (decrypted ones are held in memory)
   }
   std::size_t files = 0;
   if (const nlohmann::json* listed = artifact.section(artifact::kFilesSection); listed != nullptr) {
