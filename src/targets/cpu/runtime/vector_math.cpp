@@ -159,4 +159,12 @@ void gelu_gate_map(const float* hidden, const float* gate, float* out, std::int6
   for (; i < count; ++i) out[i] = hidden[i] * gelu_scalar(gate[i]);
 }
 
+bool vector_math_uses_kernel_polynomials() {
+#ifdef __AVX512F__
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace websd::cpu

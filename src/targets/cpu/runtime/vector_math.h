@@ -23,4 +23,9 @@ void quick_gelu_map(const float* x, float* y, std::int64_t count);  // x * sigmo
 // out[i] = hidden[i] * gelu(gate[i]): GEGLU's second half.
 void gelu_gate_map(const float* hidden, const float* gate, float* out, std::int64_t count);
 
+// Whether the functions above compute exactly the polynomials of the generated kernels
+// (codegen/cpu_kernel_source.cpp), bit for bit: in builds with AVX-512. Elsewhere they call
+// <cmath>, whose results differ from the polynomials' in the last bits.
+bool vector_math_uses_kernel_polynomials();
+
 }  // namespace websd::cpu
