@@ -270,6 +270,28 @@ class SyntheticWeights final : public runtime::WeightSource {
   const runtime::LaunchList& list_;
 };
 
+// Packed convolution weights in the layout this CPU's kernels want: a list (a seed, a learned input)
+// written on a CPU with other vector units names that CPU's packing, which the device would refuse
+// before running anything, as it refuses an artifact built elsewhere.
+void adopt_this_cpus_conv_layouts(runtime::LaunchList& list) {
+  for (const runtime::Launch& launch : list.launches) {
+    const std::vector<std::int32_t> reads = launch.reads();
+    if (list.kernel_of(launch).entry != "conv2d_nhwc" || reads.size() < 2 || launch.writes().size() != 1) continue;
+    const runtime::LaunchValue& value = list.values[reads[1]];
+    if (value.placement != runtime::Placement::kWeight) continue;
+    runtime::LaunchWeight& weight = list.weights[static_cast<std::size_t>(value.index)];
+    if (weight.layout.empty()) continue;
+    std::vector<const TensorType*> types;
+    for (const auto id : reads) types.push_back(&list.values[id].type);
+    try {
+      weight.layout =
+          cpu::conv_weight_layout(cpu::conv2d_nhwc_geometry(types, launch.attrs, list.values[launch.writes()[0]].type));
+    } catch (const Error&) {
+      // A convolution the device will refuse at load anyway.
+    }
+  }
+}
+
 bool within_small_shapes(const runtime::LaunchList& list) {
   if (list.launches.size() > kMaxExecLaunches) return false;
   if (static_cast<std::uint64_t>(list.memory.total_bytes()) > kMaxExecArenaBytes) return false;
@@ -288,6 +310,7 @@ void fuzz_launch_list_exec(FuzzInput data) {
   const artifact::JsonFieldReader reader("launch list", "fuzz input");
   runtime::LaunchList list = runtime::launch_list_from_json(reader.parse(as_text(data)));
   if (!within_small_shapes(list)) return;
+  adopt_this_cpus_conv_layouts(list);
   for (runtime::Kernel& kernel : list.kernels) {
     if (kernel.source != "file") continue;
     kernel.source = "builtin";

@@ -3,8 +3,8 @@
 // the fuzzers run. Each entry takes arbitrary bytes and either returns or throws websd::Error (bad
 // input, rejected cleanly). It throws FuzzInvariantError when the code under test accepted the
 // input but broke one of its own promises (a bug); a crash or a sanitizer report is a bug too.
-// Thread-safety: fuzz_safetensors, fuzz_artifact_manifest and fuzz_launch_list are; fuzz_tokenizer is not (it
-// rewrites one scratch folder per process), nor is fuzz_launch_list_exec (kernels use every core).
+// Thread-safety: fuzz_safetensors, fuzz_artifact_manifest, fuzz_artifact_open and fuzz_launch_list are; fuzz_tokenizer
+// is not (it rewrites one scratch folder per process), nor is fuzz_launch_list_exec (kernels use every core).
 #pragma once
 
 #include <cstddef>
@@ -43,6 +43,19 @@ void fuzz_tokenizer(FuzzInput data);
 // parse again to the same text. Throws websd::Error only when both parsers reject the bytes.
 void fuzz_artifact_manifest(FuzzInput data);
 
+// The bytes frame an artifact held in memory (see fuzz/README.md):
+//   byte 0: flags: bit 0 opens it with --trust-key of the harness's Ed25519 key; bit 1 replaces the
+//   seal part with the seal `websd build --sign-key` writes for the manifest part (its digest, the
+//   harness key's signature, and the HMAC under the harness's AES key when the manifest says
+//   encrypted), so inputs reach what follows authentication; bit 2 opens it with the harness's AES
+//   key (else without a key, as `websd inspect` does);
+//   then three parts separated by NUL bytes: manifest.json | seal.json | weights/index.json.
+// The artifact also holds weights/shard-00000.bin (256 bytes, byte i = i) and model/file.txt.
+// Artifact::open either refuses it or accepts it; what it accepts must be sealed with its
+// manifest's SHA-256, signed by the harness key when bit 0 asked for it and authenticated by the
+// AES key when bit 2 gave one, and every weight and listed file must read with its sizes or be refused.
+void fuzz_artifact_open(FuzzInput data);
+
 // The bytes are one function's launch list (the artifact's launch_lists section, JSON): the runtime's
 // reader either rejects it or accepts it, and what it accepts must write (launch_list_to_json) to
 // JSON that reads back to the same JSON.
@@ -52,8 +65,9 @@ void fuzz_launch_list(FuzzInput data);
 // executed on the CPU device (runtime::Executor over cpu::CpuDevice) with deterministic weights and
 // inputs: loading must refuse, or running must finish, without a crash or a sanitizer report.
 // Generated (`file`) kernels run as the CPU's fused-elementwise interpreter of the same program,
-// since no compiled library goes with the bytes. Lists beyond small shapes (arenas over 64 MiB, a
-// weight or input over 16 MiB, more than 4096 launches) are skipped: they are valid, only slow.
+// since no compiled library goes with the bytes, and packed convolution weights are taken to be in
+// this CPU's packing (the seeds were written on a CPU with other vector units). Lists beyond small shapes (arenas over
+// 64 MiB, a weight or input over 16 MiB, more than 4096 launches) are skipped: they are valid, only slow.
 void fuzz_launch_list_exec(FuzzInput data);
 
 // Runs `entry` the way a libFuzzer target does: websd::Error is an accepted outcome, anything else

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${WEBSD_FUZZ_SECONDS:-60}
 # Wall-clock seconds one input may take before it counts as a hang.
 TIMEOUT=${WEBSD_FUZZ_TIMEOUT:-10}
-ALL_TARGETS=(safetensors_fuzz tokenizer_fuzz artifact_manifest_fuzz launch_list_fuzz launch_list_exec_fuzz)
+ALL_TARGETS=(safetensors_fuzz tokenizer_fuzz artifact_manifest_fuzz artifact_open_fuzz launch_list_fuzz launch_list_exec_fuzz)
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=("${ALL_TARGETS[@]}")
 BUILD=build-fuzz

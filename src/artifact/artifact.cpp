@@ -2,10 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
+#include "artifact/artifact_decryptor.h"
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
+#include "artifact/artifact_seal.h"
+#include "artifact/artifact_signature.h"
 #include "artifact/sha256.h"
-#include "artifact/shard_decryptor.h"
 #include "artifact/weight_shard_store.h"
 #include "core/error.h"
 
@@ -17,6 +21,7 @@ constexpr std::uint64_t kMaxJsonFileBytes = 256ull << 20;
 constexpr const char* kNotArtifactFix = "not a websd artifact: point at a directory written by 'websd build'";
 constexpr const char* kIncompleteFix = "the artifact is incomplete: copy the whole directory again or rebuild it";
 constexpr const char* kEditedManifestFix = "the manifest was edited or is corrupt: rebuild the artifact";
+constexpr const char* kCopyAgainFix = "copy the artifact again from its source, or rebuild it";
 
 struct ListedFile {
   std::string path;
@@ -30,6 +35,15 @@ struct ListedFile {
 
 std::string hex_sha256(std::span<const std::byte> bytes) { return hex_encode(sha256(bytes)); }
 
+std::span<const std::byte> bytes_of(std::string_view text) { return std::as_bytes(std::span(text)); }
+
+// Compares MACs in time that does not depend on where they differ.
+bool same_mac(const Sha256Digest& a, const Sha256Digest& b) {
+  std::uint8_t difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) difference |= a[i] ^ b[i];
+  return difference == 0;
+}
+
 std::string read_json_file(const ArtifactSource& source, std::string_view relative, const std::string& missing_fix) {
   const auto size = source.size(relative);
   if (!size) fail(source.where(relative), "missing (" + missing_fix + ")");
@@ -39,6 +53,79 @@ std::string read_json_file(const ArtifactSource& source, std::string_view relati
   }
   const std::vector<std::byte> bytes = source.read(relative);
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// seal.json, checked to be the seal of `manifest_text`. An artifact without one is refused with
+// what its manifest says it is (not an artifact, a format older or newer than this websd reads).
+ArtifactSeal read_seal(const ArtifactSource& source, const std::string& manifest_text) {
+  if (!source.size(kSealFileName)) {
+    parse_manifest(manifest_text, source.where(kManifestFileName));
+    fail(source.where(kSealFileName),
+         "missing: nothing vouches for the manifest (" + std::string(kIncompleteFix) + ")");
+  }
+  ArtifactSeal seal = parse_seal(read_json_file(source, kSealFileName, kIncompleteFix), source.where(kSealFileName));
+  const std::string digest = hex_sha256(bytes_of(manifest_text));
+  if (digest != hex_encode(seal.manifest_sha256)) {
+    fail(source.where(kManifestFileName), "checksum mismatch: SHA-256 " + digest + ", the seal says " +
+                                              hex_encode(seal.manifest_sha256) +
+                                              " (the manifest was edited or is corrupt: " + kCopyAgainFix + ")");
+  }
+  return seal;
+}
+
+// The seal's signature against the manifest, and its signer against the trusted keys. Without
+// trusted keys, a signature is checked against the key it names: that finds corruption, not forgery.
+void check_signature(const ArtifactSource& source, const ArtifactSeal& seal, const std::string& manifest_text,
+                     const std::vector<std::string>& trust_key_files, ArtifactProtections& protections) {
+  std::vector<Ed25519PublicKey> trusted;
+  std::string trusted_names;
+  for (const std::string& file : trust_key_files) {
+    trusted.push_back(read_trust_key(file));
+    trusted_names += (trusted_names.empty() ? "" : ", ") + public_key_fingerprint(trusted.back()) + " (" + file + ")";
+  }
+  if (seal.signature) protections.signer = public_key_fingerprint(seal.signature->public_key);
+  if (!trusted.empty()) {
+    if (!seal.signature) {
+      fail(source.describe(), "is not signed, and --trust-key accepts only artifacts signed by " + trusted_names +
+                                  " (sign it with 'websd build --sign-key K')");
+    }
+    if (std::find(trusted.begin(), trusted.end(), seal.signature->public_key) == trusted.end()) {
+      fail(source.describe(),
+           "is signed by " + *protections.signer + ", which is not a trusted key (--trust-key: " + trusted_names + ")");
+    }
+    protections.signer_trusted = true;
+  }
+  if (!seal.signature || !signature_checks_available()) return;
+  if (!ed25519_verify(seal.signature->public_key, seal_message(manifest_text), seal.signature->value)) {
+    fail(source.where(kSealFileName), "the signature by " + *protections.signer +
+                                          " does not match the manifest (the manifest or the signature was changed "
+                                          "after signing: " +
+                                          kCopyAgainFix + ")");
+  }
+  protections.signature_checked = true;
+}
+
+// A seal carries a manifest HMAC exactly when the manifest says the artifact is encrypted.
+void check_seal_matches_encryption(const ArtifactSource& source, const ArtifactManifest& manifest,
+                                   const ArtifactSeal& seal) {
+  if (seal.manifest_hmac.has_value() == manifest.encrypted()) return;
+  fail(source.where(kSealFileName), std::string(manifest.encrypted() ? "holds no" : "holds a") +
+                                        " manifest HMAC but the manifest says encryption '" + manifest.encryption +
+                                        "' (" + kEditedManifestFix + ")");
+}
+
+// An encrypted artifact's manifest HMAC under its key: only someone holding the key can change
+// the manifest. Without the key (inspect), it stays unchecked.
+void check_key_authentication(const ArtifactSource& source, const ArtifactSeal& seal,
+                              const ArtifactDecryptor* decryptor, const std::string& manifest_text,
+                              ArtifactProtections& protections) {
+  if (decryptor == nullptr) return;
+  if (!same_mac(decryptor->authenticate(seal_message(manifest_text)), *seal.manifest_hmac)) {
+    fail(source.where(kManifestFileName),
+         "was changed by someone without the artifact's key: its HMAC under the key does not match the seal (" +
+             std::string(kCopyAgainFix) + ")");
+  }
+  protections.key_authenticated = true;
 }
 
 void check_dir(const std::string& dir) {
@@ -53,13 +140,16 @@ void check_target(const std::string& dir, const ArtifactManifest& manifest, cons
                 expected + "' (build one with 'websd build --target " + expected + "')");
 }
 
-void check_index_matches_manifest(const std::string& path, const std::string& text, const ArtifactManifest& manifest,
-                                  const WeightIndex& index) {
-  const std::string digest = hex_sha256({reinterpret_cast<const std::byte*>(text.data()), text.size()});
+// The index's bytes against the manifest's digest of them, before they are parsed.
+void check_index_digest(const std::string& path, const std::string& text, const ArtifactManifest& manifest) {
+  const std::string digest = hex_sha256(bytes_of(text));
   if (digest != manifest.weights_index_sha256) {
     fail(path, "checksum mismatch: SHA-256 " + digest + ", the manifest says " + manifest.weights_index_sha256 +
                    " (the index is corrupt or edited: copy the artifact again or rebuild it)");
   }
+}
+
+void check_index_encryption(const std::string& path, const ArtifactManifest& manifest, const WeightIndex& index) {
   for (const WeightShard& shard : index.shards) {
     if (shard.iv.has_value() != manifest.encrypted()) {
       fail(path, "shard " + shard.file + (manifest.encrypted() ? " lacks" : " has") +
@@ -87,8 +177,8 @@ void check_shard_files(const ArtifactSource& source, const WeightIndex& index) {
 }
 
 // The decryptor of an encrypted artifact; nullptr for a plain one, or when the key may be missing.
-std::unique_ptr<ShardDecryptor> open_decryptor(const std::string& dir, const ArtifactManifest& manifest,
-                                               const ArtifactOpenOptions& options) {
+std::unique_ptr<ArtifactDecryptor> open_decryptor(const std::string& dir, const ArtifactManifest& manifest,
+                                                  const ArtifactOpenOptions& options) {
   if (!manifest.encrypted()) {
     if (options.key_file) {
       fail(dir, "a key was given (" + *options.key_file +
@@ -98,7 +188,7 @@ std::unique_ptr<ShardDecryptor> open_decryptor(const std::string& dir, const Art
     return nullptr;
   }
   if (!options.key_file && options.allow_missing_key) return nullptr;
-  return open_shard_decryptor(dir, options.key_file, manifest.key_check);
+  return open_artifact_decryptor(dir, options.key_file, manifest.key_check);
 }
 
 // The `files` section's entries, checked for shape: [{path, bytes, sha256}].
@@ -132,6 +222,12 @@ void check_listed_files(const ArtifactSource& source, const ArtifactManifest& ma
 }
 
 }  // namespace
+
+std::vector<std::string> Artifact::file_paths() const {
+  std::vector<std::string> paths;
+  for (ListedFile& file : listed_files(dir_, manifest_)) paths.push_back(std::move(file.path));
+  return paths;
+}
 
 std::vector<std::byte> Artifact::file_bytes(std::string_view relative) const {
   for (const ListedFile& file : listed_files(dir_, manifest_)) {
@@ -171,15 +267,22 @@ Artifact Artifact::open(std::unique_ptr<ArtifactSource> source, const ArtifactOp
   artifact.source_ = std::move(source);
   const std::string& dir = artifact.dir_;
   if (!files.size(kManifestFileName)) fail(dir, "no manifest.json (" + std::string(kNotArtifactFix) + ")");
-  artifact.manifest_ =
-      parse_manifest(read_json_file(files, kManifestFileName, kNotArtifactFix), files.where(kManifestFileName));
+  // The manifest's bytes are authenticated before they are parsed.
+  const std::string manifest_text = read_json_file(files, kManifestFileName, kNotArtifactFix);
+  const ArtifactSeal seal = read_seal(files, manifest_text);
+  artifact.protections_.manifest_sha256 = hex_encode(seal.manifest_sha256);
+  check_signature(files, seal, manifest_text, options.trust_key_files, artifact.protections_);
+  artifact.manifest_ = parse_manifest(manifest_text, files.where(kManifestFileName));
   check_target(dir, artifact.manifest_, options.expected_target);
+  check_seal_matches_encryption(files, artifact.manifest_, seal);
+  std::unique_ptr<ArtifactDecryptor> decryptor = open_decryptor(dir, artifact.manifest_, options);
+  check_key_authentication(files, seal, decryptor.get(), manifest_text, artifact.protections_);
 
   const std::string index_text = read_json_file(files, kWeightIndexPath, kIncompleteFix);
+  check_index_digest(files.where(kWeightIndexPath), index_text, artifact.manifest_);
   artifact.index_ = parse_weight_index(index_text, files.where(kWeightIndexPath));
-  check_index_matches_manifest(files.where(kWeightIndexPath), index_text, artifact.manifest_, artifact.index_);
+  check_index_encryption(files.where(kWeightIndexPath), artifact.manifest_, artifact.index_);
   check_shard_files(files, artifact.index_);
-  std::unique_ptr<ShardDecryptor> decryptor = open_decryptor(dir, artifact.manifest_, options);
 
   for (std::size_t i = 0; i < artifact.index_.tensors.size(); ++i) {
     artifact.weight_by_name_.emplace(artifact.index_.tensors[i].name, i);

@@ -1,7 +1,8 @@
 // An artifact opened by the runtime (see FORMAT.md). open() checks everything that is cheap to
-// check before any weight is touched: the manifest (magic, format version, field types), the
-// target, the weight index (its SHA-256 from the manifest, every entry inside its shard), each
-// shard's and each listed file's presence and size, and for encrypted artifacts the key against the
+// check before any weight is touched: the seal (the manifest's SHA-256; its signature, against the
+// trusted keys when given; for encrypted artifacts its HMAC under the key), the manifest (magic,
+// format version, field types), the target, the weight index (its SHA-256 from the manifest, every entry inside its
+// shard), each shard's and each listed file's presence and size, and for encrypted artifacts the key against the
 // manifest's key check. A shard's SHA-256 is verified the first time one of its tensors is read,
 // a listed file's when it is read. Every file is read through an ArtifactSource (a local folder,
 // or files fetched one at a time), so shards can be streamed: verify_shard, use, release_shard.
@@ -34,14 +35,35 @@ struct ArtifactOpenOptions {
   // File holding the AES-256 key of an encrypted artifact (see read_artifact_key).
   std::optional<std::string> key_file;
   // An encrypted artifact opened without a key fails, unless this is set (websd inspect): then
-  // only reading a weight fails.
+  // only reading a weight fails, and the manifest's HMAC is not checked.
   bool allow_missing_key = false;
+  // PEM files of the Ed25519 public keys the caller trusts (--trust-key). When any is given, the
+  // artifact must be signed by one of them.
+  std::vector<std::string> trust_key_files;
+
+  // Options that expect `target` and nothing else.
+  static ArtifactOpenOptions for_target(std::string target) {
+    ArtifactOpenOptions options;
+    options.expected_target = std::move(target);
+    return options;
+  }
+};
+
+// What protects an opened artifact and what open() checked of it (FORMAT.md, "Protections").
+struct ArtifactProtections {
+  std::string manifest_sha256;        // hex SHA-256 of manifest.json, which covers every other byte
+  bool key_authenticated = false;     // encrypted, and the manifest's HMAC checked with the key
+  std::optional<std::string> signer;  // public_key_fingerprint of the signing key; nullopt: not signed
+  bool signature_checked = false;     // the signature verified against the manifest
+  bool signer_trusted = false;        // the signer is one of ArtifactOpenOptions::trust_key_files
 };
 
 class Artifact {
  public:
   // Throws websd::Error("artifact", ...) with one line that tells apart: not an artifact, a newer
-  // or older format version, the wrong target, an edited manifest or index, a missing or
+  // or older format version, a missing or altered seal, an altered manifest, a signature that does
+  // not verify, an unsigned artifact or another signer when trust keys are given, a manifest
+  // changed by someone without the key, the wrong target, an edited index, a missing or
   // truncated shard, an index entry out of its shard's bounds, an encrypted artifact without a key,
   // and a wrong key; and in a build that cannot decrypt (WebAssembly), any encrypted artifact.
   static Artifact open(std::unique_ptr<ArtifactSource> source, const ArtifactOpenOptions& options = {});
@@ -57,6 +79,7 @@ class Artifact {
   const ArtifactManifest& manifest() const { return manifest_; }
   const std::string& target() const { return manifest_.target; }
   bool encrypted() const { return manifest_.encrypted(); }
+  const ArtifactProtections& protections() const { return protections_; }
 
   // A section other than "weights" (use weights() for those); nullptr if the artifact has none.
   const nlohmann::json* section(std::string_view name) const;
@@ -80,6 +103,8 @@ class Artifact {
   // read the same bytes); for a runtime that switches to weights in other shards.
   void release_weight_pages() const;
 
+  // The paths of the files the `files` section lists, in its order.
+  std::vector<std::string> file_paths() const;
   // The bytes of file `relative` of the `files` section, after checking their size and SHA-256
   // against the manifest. Throws websd::Error naming the file if the manifest lists no such file,
   // or it is missing, truncated or altered.
@@ -97,6 +122,7 @@ class Artifact {
   std::unique_ptr<ArtifactSource> source_;  // before store_, which reads through it
   std::string dir_;
   ArtifactManifest manifest_;
+  ArtifactProtections protections_;
   WeightIndex index_;
   std::map<std::string, std::size_t, std::less<>> weight_by_name_;
   std::unique_ptr<WeightShardStore> store_;

@@ -2,7 +2,7 @@
 // never names a crypto library: HMAC-SHA-256 (the key check value) and AES-256-GCM (optional
 // weight encryption). Native builds implement it with OpenSSL's EVP API
 // (artifact_crypto_openssl.cpp); the WebAssembly build implements none of it and uses only the
-// types (see shard_decryptor.h). Integrity checks need only SHA-256 (sha256.h), in every build.
+// types (see artifact_decryptor.h). Integrity checks need only SHA-256 (sha256.h), in every build.
 // Streams are move-only, single-owner objects (not thread-safe); the free functions are thread-safe.
 #pragma once
 

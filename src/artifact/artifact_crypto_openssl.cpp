@@ -10,6 +10,7 @@
 #include <string>
 
 #include "artifact/artifact_crypto.h"
+#include "artifact/openssl_support.h"
 #include "core/error.h"
 
 namespace websd::artifact {
@@ -17,13 +18,6 @@ namespace {
 
 // EVP takes int lengths: feed large buffers in pieces well below INT_MAX.
 constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
-
-[[noreturn]] void fail_openssl(const std::string& what) {
-  char reason[256] = "unknown reason";
-  if (const unsigned long code = ERR_get_error(); code != 0) ERR_error_string_n(code, reason, sizeof(reason));
-  ERR_clear_error();
-  throw Error("artifact", "crypto: " + what + " failed in OpenSSL: " + reason);
-}
 
 const unsigned char* bytes_of(std::span<const std::byte> bytes) {
   return reinterpret_cast<const unsigned char*>(bytes.data());

@@ -12,8 +12,8 @@ namespace websd::artifact {
 
 inline constexpr std::string_view kArtifactMagic = "websd-artifact";
 // The version this websd writes, and the oldest it still reads.
-inline constexpr std::int64_t kArtifactFormatVersion = 2;
-inline constexpr std::int64_t kOldestReadableFormatVersion = 2;
+inline constexpr std::int64_t kArtifactFormatVersion = 3;
+inline constexpr std::int64_t kOldestReadableFormatVersion = 3;
 inline constexpr std::string_view kManifestFileName = "manifest.json";
 inline constexpr std::string_view kEncryptionNone = "none";
 inline constexpr std::string_view kEncryptionAesGcm = "aes-256-gcm";

@@ -10,6 +10,7 @@
 
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
+#include "artifact/artifact_seal.h"
 #include "artifact/sha256.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -93,6 +94,7 @@ ArtifactWriter::ArtifactWriter(std::string dir, std::string target, ArtifactWrit
       staging_cleanup_([&] { return create_staging_dir(dir_, target, options.shard_limit_bytes); }),
       staging_dir_(staging_cleanup_.path()),
       key_(std::move(options.key)),
+      signing_key_(std::move(options.signing_key)),
       shards_(staging_dir_ + "/" + std::string(kWeightsDir), options.shard_limit_bytes, key_ ? &key_->bytes : nullptr) {
   manifest_.target = std::move(target);
   manifest_.websd_version = WEBSD_VERSION;
@@ -169,8 +171,15 @@ void ArtifactWriter::finish() {
   manifest_.weights_index_sha256 =
       hex_encode(sha256({reinterpret_cast<const std::byte*>(index_text.data()), index_text.size()}));
   manifest_.created = utc_now_iso8601();
-  // The manifest is what makes the directory an artifact: it is written last.
-  write_text_file(staging_dir_ + "/" + std::string(kManifestFileName), manifest_to_text(manifest_));
+  const std::string manifest_text = manifest_to_text(manifest_);
+  write_text_file(staging_dir_ + "/" + std::string(kManifestFileName), manifest_text);
+  ArtifactSeal seal;
+  seal.manifest_sha256 = sha256(std::as_bytes(std::span(manifest_text)));
+  if (key_) seal.manifest_hmac = hmac_sha256(key_->bytes, seal_message(manifest_text));
+  if (signing_key_) {
+    seal.signature = ArtifactSignature{signing_key_->public_key(), signing_key_->sign(seal_message(manifest_text))};
+  }
+  write_text_file(staging_dir_ + "/" + std::string(kSealFileName), seal_to_text(seal));
   commit_staging();
   failed_ = false;
   finished_ = true;

@@ -1,13 +1,14 @@
 // Writes an artifact directory (see FORMAT.md): sections of the manifest, weight tensors packed
-// into shards with a SHA-256 each (optionally AES-256-GCM encrypted), then the index and the
-// manifest. Everything goes to a staging directory beside the destination that is renamed into
-// place by finish(), so a build that fails or is interrupted never leaves something that loads
-// as an artifact; an abandoned writer removes its staging directory. The destination may be
+// into shards with a SHA-256 each (optionally AES-256-GCM encrypted), then the index, the
+// manifest and its seal (digest, HMAC when encrypted, signature when signed). Everything goes to a staging directory
+// beside the destination that is renamed into place by finish(), so a build that fails or is interrupted never leaves
+// something that loads as an artifact; an abandoned writer removes its staging directory. The destination may be
 // absent, empty or a previous artifact (replaced); any other existing path is refused.
 // Used by the compiler; one writer owns one build and is not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -15,6 +16,7 @@
 
 #include "artifact/artifact_key.h"
 #include "artifact/artifact_manifest.h"
+#include "artifact/artifact_signing_key.h"
 #include "artifact/weight_index.h"
 #include "artifact/weight_shard_writer.h"
 #include "io/interrupt_cleanup.h"
@@ -23,7 +25,10 @@ namespace websd::artifact {
 
 struct ArtifactWriterOptions {
   std::uint64_t shard_limit_bytes = kDefaultShardLimitBytes;
-  std::optional<ArtifactKey> key;  // when set, weight shards are encrypted with AES-256-GCM
+  // When set, weight shards are encrypted with AES-256-GCM and the manifest authenticated by its HMAC.
+  std::optional<ArtifactKey> key;
+  // When set, the seal carries this key's Ed25519 signature of the manifest.
+  std::shared_ptr<const ArtifactSigningKey> signing_key;
 };
 
 class ArtifactWriter {
@@ -45,7 +50,7 @@ class ArtifactWriter {
   // weights/) whose size and SHA-256 go into the manifest's `files` section; the runtime verifies
   // them before using it (Artifact::file_path). For kernel libraries and small model files.
   void add_file(const std::string& relative_path, std::span<const std::byte> bytes);
-  // Writes the index and the manifest and moves the artifact into place. Nothing may be added
+  // Writes the index, the manifest and its seal, and moves the artifact into place. Nothing may be added
   // afterwards.
   void finish();
 
@@ -57,6 +62,7 @@ class ArtifactWriter {
   CleanupOnInterrupt staging_cleanup_;  // makes the staging directory; removes it if the build is interrupted
   std::string staging_dir_;
   std::optional<ArtifactKey> key_;  // before shards_, which points into it
+  std::shared_ptr<const ArtifactSigningKey> signing_key_;
   ArtifactManifest manifest_;
   WeightShardWriter shards_;
   bool finished_ = false;

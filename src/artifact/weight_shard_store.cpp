@@ -7,7 +7,7 @@
 namespace websd::artifact {
 
 WeightShardStore::WeightShardStore(const ArtifactSource& source, std::vector<WeightShard> shards,
-                                   std::unique_ptr<ShardDecryptor> decryptor)
+                                   std::unique_ptr<ArtifactDecryptor> decryptor)
     : source_(&source), shards_(std::move(shards)), decryptor_(std::move(decryptor)), loaded_(shards_.size()) {}
 
 std::span<const std::byte> WeightShardStore::shard_bytes(std::size_t index) const {

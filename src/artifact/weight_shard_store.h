@@ -13,8 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "artifact/artifact_decryptor.h"
 #include "artifact/artifact_source.h"
-#include "artifact/shard_decryptor.h"
 #include "artifact/weight_index.h"
 
 namespace websd::artifact {
@@ -24,7 +24,7 @@ class WeightShardStore {
   // `source` holds the shard files under weights/ and must outlive the store. `decryptor` is
   // required to read encrypted shards; without it a read fails with "encrypted but no key given".
   WeightShardStore(const ArtifactSource& source, std::vector<WeightShard> shards,
-                   std::unique_ptr<ShardDecryptor> decryptor);
+                   std::unique_ptr<ArtifactDecryptor> decryptor);
 
   // The bytes of shard `index` (plain, verified), loading it on first use. Throws
   // websd::Error("artifact", ...) on a checksum mismatch, a file that changed size since open, a
@@ -48,7 +48,7 @@ class WeightShardStore {
 
   const ArtifactSource* source_;
   std::vector<WeightShard> shards_;
-  std::unique_ptr<ShardDecryptor> decryptor_;
+  std::unique_ptr<ArtifactDecryptor> decryptor_;
   mutable std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
   mutable std::vector<LoadedShard> loaded_;
 };

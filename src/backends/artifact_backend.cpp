@@ -9,6 +9,8 @@
 
 #include "artifact/artifact.h"
 #include "core/error.h"
+#include "io/json_file.h"
+#include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
@@ -17,6 +19,15 @@
 
 namespace websd::backends {
 namespace {
+
+constexpr const char* kSchedulerConfigPath = "model/scheduler/scheduler_config.json";
+
+artifact::ArtifactOpenOptions open_options(const ArtifactAccess& access) {
+  artifact::ArtifactOpenOptions options = artifact::ArtifactOpenOptions::for_target("cpu");
+  options.key_file = access.key_file;
+  options.trust_key_files = access.trust_key_files;
+  return options;
+}
 
 std::int64_t model_int(const nlohmann::json& model, const char* key) {
   const auto it = model.find(key);
@@ -45,8 +56,8 @@ struct ArtifactBackend::State {
   std::string active_network;
   runtime::OpProfile* profile = nullptr;
 
-  State(const std::string& dir, std::optional<std::string> key_file, Residency residency_policy)
-      : artifact(artifact::Artifact::open(dir, {"cpu", std::move(key_file), false})), residency(residency_policy) {
+  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy)
+      : artifact(artifact::Artifact::open(dir, open_options(access))), residency(residency_policy) {
     const nlohmann::json* model = artifact.section("model");
     if (model == nullptr || !model->is_object())
       throw Error("artifact", dir + ": no model section (rebuild the artifact)");
@@ -135,9 +146,8 @@ struct ArtifactBackend::State {
   }
 };
 
-ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, std::optional<std::string> key_file,
-                                 Residency residency)
-    : state_(std::make_unique<State>(artifact_dir, std::move(key_file), residency)) {}
+ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency)
+    : state_(std::make_unique<State>(artifact_dir, access, residency)) {}
 
 ArtifactBackend::~ArtifactBackend() = default;
 
@@ -145,15 +155,27 @@ const ModelInfo& ArtifactBackend::info() const { return state_->info; }
 std::int64_t ArtifactBackend::width() const { return state_->width; }
 std::int64_t ArtifactBackend::height() const { return state_->height; }
 
-std::string ArtifactBackend::model_files_dir() const {
-  const nlohmann::json* files = state_->artifact.section(artifact::kFilesSection);
-  if (files != nullptr && files->is_array()) {
-    for (const auto& file : *files) {
-      const std::string path = file.value("path", "");
-      if (path.rfind("model/", 0) == 0) state_->artifact.file_path(path);  // verifies it
-    }
+ClipTokenizer ArtifactBackend::tokenizer() const {
+  constexpr std::string_view kFolder = "model/tokenizer/";
+  std::map<std::string, std::string> files;
+  for (const std::string& path : state_->artifact.file_paths()) {
+    if (!path.starts_with(kFolder) || path.find('/', kFolder.size()) != std::string::npos) continue;
+    const std::vector<std::byte> bytes = state_->artifact.file_bytes(path);
+    files.emplace(path.substr(kFolder.size()), std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   }
-  return state_->artifact.dir() + "/model";
+  return ClipTokenizer(read_clip_tokenizer_spec_from_files(files, state_->artifact.dir() + "/model/tokenizer"));
+}
+
+nlohmann::json ArtifactBackend::scheduler_config() const {
+  const std::vector<std::string> paths = state_->artifact.file_paths();
+  if (std::find(paths.begin(), paths.end(), kSchedulerConfigPath) == paths.end()) return nullptr;
+  const std::vector<std::byte> bytes = state_->artifact.file_bytes(kSchedulerConfigPath);
+  return json_parse(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                    scheduler_config_origin());
+}
+
+std::string ArtifactBackend::scheduler_config_origin() const {
+  return state_->artifact.dir() + "/" + kSchedulerConfigPath;
 }
 
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {

@@ -13,11 +13,14 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/checkpoint_backend.h"
 #include "pipeline/diffusion_backend.h"
+#include "pipeline/tokenizer/clip_tokenizer.h"
 #include "runtime/device.h"
 #include "runtime/op_profile.h"
 
@@ -27,12 +30,18 @@ class Executor;
 
 namespace websd::backends {
 
+// What opening an artifact may need besides its folder.
+struct ArtifactAccess {
+  std::optional<std::string> key_file;       // an encrypted artifact's key (--key-file)
+  std::vector<std::string> trust_key_files;  // accept only an artifact signed by one of these (--trust-key)
+};
+
 class ArtifactBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error("artifact", ...) for everything Artifact::open refuses (not an artifact,
-  // version, target, shards, key), a kernel library that cannot be loaded, or a launch list that
-  // does not read back.
-  explicit ArtifactBackend(const std::string& artifact_dir, std::optional<std::string> key_file = std::nullopt,
+  // version, seal, signature, target, shards, key), a kernel library that cannot be loaded, or a
+  // launch list that does not read back.
+  explicit ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access = {},
                            Residency residency = Residency::kOneNetwork);
   ~ArtifactBackend() override;
   ArtifactBackend(const ArtifactBackend&) = delete;
@@ -53,8 +62,14 @@ class ArtifactBackend final : public DiffusionBackend {
   // Runs the artifact's compiled image_to_rgba.
   DeviceTensor image_to_rgba(const DeviceTensor& image) override;
 
-  // The folder holding the model's tokenizer/ and scheduler/ files, each verified against the manifest.
-  std::string model_files_dir() const;
+  // The model's tokenizer, made from the artifact's model/tokenizer/ files as the manifest lists and
+  // checks them (never from other files that lie in the folder).
+  ClipTokenizer tokenizer() const;
+  // The model's scheduler config, model/scheduler/scheduler_config.json as the manifest lists and
+  // checks it; null when the artifact holds none.
+  nlohmann::json scheduler_config() const;
+  // Where scheduler_config() comes from, for messages.
+  std::string scheduler_config_origin() const;
   // The image size the artifact was built for.
   std::int64_t width() const;
   std::int64_t height() const;

@@ -129,9 +129,13 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
   check_image_size("build", width, height, info);
 
-  // The output and the key are checked before any compiling.
+  // The output and the keys are checked before any compiling.
   artifact::ArtifactWriterOptions writer_options;
   if (options.key_file) writer_options.key = artifact::read_artifact_key(*options.key_file);
+  if (options.sign_key_file) {
+    writer_options.signing_key = std::make_shared<const artifact::ArtifactSigningKey>(
+        artifact::ArtifactSigningKey::read(*options.sign_key_file));
+  }
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));

@@ -36,6 +36,7 @@ struct BuildOptions {
   std::int64_t height = 0;
   const tuning::TuningDb* tuning_db = nullptr;
   std::optional<std::string> key_file;               // AES-256 key: encrypt the weight shards
+  std::optional<std::string> sign_key_file;          // Ed25519 private key (PEM): sign the manifest
   std::string dump_ir_dir;                           // empty: no IR dumps
   std::function<void(const std::string&)> progress;  // one line per step; may be empty
 };
@@ -59,7 +60,7 @@ struct BuildReport {
   std::vector<std::string> notes;  // from the passes
 };
 
-// Throws websd::Error for a bad checkpoint, size, dtype, key file, output path, an op the target
+// Throws websd::Error for a bad checkpoint, size, dtype, key file, signing key, output path, an op the target
 // does not support (naming it and the function), or a failed pass or kernel compilation; the output
 // is then left as it was.
 BuildReport build_artifact(const BuildOptions& options, const Target& target);

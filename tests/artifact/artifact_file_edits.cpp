@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "artifact/artifact_hex.h"
+#include "artifact/artifact_seal.h"
 #include "artifact/sha256.h"
 #include "core/error.h"
 
@@ -29,7 +30,17 @@ void write_text(const std::string& path, const std::string& text) {
 void edit_manifest(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json manifest = nlohmann::json::parse(read_text(dir + "/manifest.json"));
   edit(manifest);
-  write_text(dir + "/manifest.json", manifest.dump(2));
+  const std::string text = manifest.dump(2);
+  write_text(dir + "/manifest.json", text);
+  reseal_manifest(dir);
+}
+
+void reseal_manifest(const std::string& dir) {
+  const std::string text = read_text(dir + "/manifest.json");
+  const std::string seal_path = dir + "/" + std::string(artifact::kSealFileName);
+  artifact::ArtifactSeal seal = artifact::parse_seal(read_text(seal_path), seal_path);
+  seal.manifest_sha256 = artifact::sha256(std::as_bytes(std::span(text)));
+  write_text(seal_path, artifact::seal_to_text(seal));
 }
 
 void edit_index_consistently(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "artifact/artifact.h"
+#include "artifact/artifact_crypto.h"
+#include "artifact/artifact_seal.h"
 #include "artifact_test_support.h"
 #include "support/fixtures.h"
 
@@ -43,9 +45,9 @@ TEST(ArtifactLoadErrors, NotAnArtifact) {
 
 TEST(ArtifactLoadErrors, NewerFormatVersionAsksToUpgradeWebsd) {
   const std::string dir = sample_dir("artifact-newer");
-  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 3; });
+  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 4; });
   expect_open_error(
-      dir, "manifest.json: format version 3 is newer than this websd reads (2) (upgrade websd to load this artifact)");
+      dir, "manifest.json: format version 4 is newer than this websd reads (3) (upgrade websd to load this artifact)");
 }
 
 TEST(ArtifactLoadErrors, OlderFormatVersionAsksToRebuild) {
@@ -54,7 +56,13 @@ TEST(ArtifactLoadErrors, OlderFormatVersionAsksToRebuild) {
   test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 1; });
   expect_open_error(
       dir,
-      "manifest.json: format version 1 is older than this websd reads (2 to 2) (rebuild the artifact with this websd)");
+      "manifest.json: format version 1 is older than this websd reads (3 to 3) (rebuild the artifact with this websd)");
+  // Version 2 had no seal: what its manifest says is reported, not the missing seal.
+  test::edit_manifest(dir, [](nlohmann::json& manifest) { manifest["format_version"] = 2; });
+  fs::remove(dir + "/seal.json");
+  expect_open_error(
+      dir,
+      "manifest.json: format version 2 is older than this websd reads (3 to 3) (rebuild the artifact with this websd)");
 }
 
 TEST(ArtifactLoadErrors, WrongTarget) {
@@ -129,8 +137,17 @@ TEST(ArtifactLoadErrors, AlteredIvFailsAuthentication) {
     iv[0] = iv[0] == '0' ? '1' : '0';
     index["shards"][1]["iv"] = iv;
   });
-  const Artifact opened =
-      Artifact::open(temp + "/art", test::open_options("cpu", test::write_hex_key_file(temp, test::sample_key())));
+  const std::string key_file = test::write_hex_key_file(temp, test::sample_key());
+  // Someone without the key cannot authenticate the manifest that records the new index.
+  expect_open_error(temp + "/art", "manifest.json: was changed by someone without the artifact's key",
+                    test::open_options("cpu", key_file));
+  // Even resealed with the key, the GCM tag still catches the IV when the shard is read.
+  const std::string manifest = test::read_text(temp + "/art/manifest.json");
+  const std::string seal_path = temp + "/art/seal.json";
+  artifact::ArtifactSeal seal = artifact::parse_seal(test::read_text(seal_path), seal_path);
+  seal.manifest_hmac = artifact::hmac_sha256(test::sample_key().bytes, artifact::seal_message(manifest));
+  test::write_text(seal_path, artifact::seal_to_text(seal));
+  const Artifact opened = Artifact::open(temp + "/art", test::open_options("cpu", key_file));
   EXPECT_NE(
       test::error_of([&] { opened.weight("unet.big"); }).find("decryption failed: the AES-GCM tag does not match"),
       std::string::npos);
@@ -173,13 +190,21 @@ TEST(ArtifactLoadErrors, TamperedManifestFieldsOfTheWrongType) {
 
 TEST(ArtifactLoadErrors, EncryptionClaimsMustAgree) {
   const std::string dir = sample_dir("artifact-claims");
-  // A manifest that claims encryption while the shards carry no IV cannot be trusted.
+  // A manifest that claims encryption while the seal has no HMAC of it, or the shards no IV,
+  // cannot be trusted.
   test::edit_manifest(dir, [](nlohmann::json& manifest) {
     manifest["encryption"] = "aes-256-gcm";
     manifest["key_check"] = "hmac-sha256:" + std::string(64, '0');
   });
-  expect_open_error(dir, "lacks an iv and tag but the manifest says encryption 'aes-256-gcm'",
+  expect_open_error(dir, "seal.json: holds no manifest HMAC but the manifest says encryption 'aes-256-gcm'",
                     test::open_options("cpu"));
+  const std::string seal_path = dir + "/seal.json";
+  artifact::ArtifactSeal seal = artifact::parse_seal(test::read_text(seal_path), seal_path);
+  seal.manifest_hmac = artifact::Sha256Digest{};
+  test::write_text(seal_path, artifact::seal_to_text(seal));
+  ArtifactOpenOptions describe_only;
+  describe_only.allow_missing_key = true;
+  expect_open_error(dir, "lacks an iv and tag but the manifest says encryption 'aes-256-gcm'", describe_only);
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ TEST(ArtifactRoundTrip, ANewBuildReplacesAPreviousArtifact) {
 TEST(ArtifactRoundTrip, AnUnfinishedBuildLeavesNothingBehind) {
   const std::string parent = test::make_temp_dir("artifact-unfinished");
   {
-    artifact::ArtifactWriter writer(parent + "/art", "cpu", {test::kSmallShardLimit, std::nullopt});
+    artifact::ArtifactWriter writer(parent + "/art", "cpu", test::small_shard_options());
     const auto tensors = test::sample_tensors();
     writer.add_weight(tensors[0].name, tensors[0].shape, tensors[0].dtype, tensors[0].bytes);
     // A bad tensor stops the build; the writer refuses to go on.

@@ -21,14 +21,14 @@ namespace {
 using test::FetchedSource;
 
 Artifact open_fetched(const std::string& dir, const std::shared_ptr<FetchedSource::Reads>& reads) {
-  return Artifact::open(std::make_unique<FetchedSource>(dir, reads), {"cpu", std::nullopt, false});
+  return Artifact::open(std::make_unique<FetchedSource>(dir, reads), ArtifactOpenOptions::for_target("cpu"));
 }
 
 TEST(ArtifactSource, ShardsAreReadOnceWhenVerifiedAndAgainAfterRelease) {
   const std::string dir = test::fixture_cpu_artifact();
   const auto reads = std::make_shared<FetchedSource::Reads>();
   const Artifact fetched = open_fetched(dir, reads);
-  const Artifact local = Artifact::open(dir, {"cpu", std::nullopt, false});
+  const Artifact local = Artifact::open(dir, ArtifactOpenOptions::for_target("cpu"));
   EXPECT_EQ(fetched.dir(), "fetched:" + dir);
   EXPECT_EQ(reads->count["manifest.json"], 1);
   EXPECT_EQ(reads->count["weights/index.json"], 1);

@@ -23,9 +23,18 @@ std::vector<SampleTensor> sample_tensors() {
   return tensors;
 }
 
-void write_sample_artifact(const std::string& dir, std::optional<artifact::ArtifactKey> key,
-                           const std::string& target) {
-  artifact::ArtifactWriter writer(dir, target, {kSmallShardLimit, std::move(key)});
+artifact::ArtifactWriterOptions small_shard_options() {
+  artifact::ArtifactWriterOptions options;
+  options.shard_limit_bytes = kSmallShardLimit;
+  return options;
+}
+
+void write_sample_artifact(const std::string& dir, std::optional<artifact::ArtifactKey> key, const std::string& target,
+                           std::shared_ptr<const artifact::ArtifactSigningKey> signing_key) {
+  artifact::ArtifactWriterOptions options = small_shard_options();
+  options.key = std::move(key);
+  options.signing_key = std::move(signing_key);
+  artifact::ArtifactWriter writer(dir, target, std::move(options));
   for (const auto& tensor : sample_tensors()) writer.add_weight(tensor.name, tensor.shape, tensor.dtype, tensor.bytes);
   artifact::FunctionSignature unet{
       "unet", {{"sample", "f32", {2, 4, 8, 8}}, {"timestep", "f32", {1}}}, {{"noise", "f32", {2, 4, 8, 8}}}, 42, 65536};

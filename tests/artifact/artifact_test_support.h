@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,9 +26,14 @@ std::vector<SampleTensor> sample_tensors();
 // The shard limit the tests use: the 400-byte tensor exceeds it, so the tensors need 3 shards.
 inline constexpr std::uint64_t kSmallShardLimit = 256;
 
-// Writes sample_tensors() and a functions section to `dir` (created) with the small shard limit.
+// Writer options with the small shard limit and nothing else.
+artifact::ArtifactWriterOptions small_shard_options();
+
+// Writes sample_tensors() and a functions section to `dir` (created) with the small shard limit,
+// encrypted with `key` and signed with `signing_key` when given.
 void write_sample_artifact(const std::string& dir, std::optional<artifact::ArtifactKey> key = std::nullopt,
-                           const std::string& target = "cpu");
+                           const std::string& target = "cpu",
+                           std::shared_ptr<const artifact::ArtifactSigningKey> signing_key = nullptr);
 
 // Options that expect `target` and read the key from `key_file` when given.
 artifact::ArtifactOpenOptions open_options(const std::string& target, const std::string& key_file = "");

@@ -2,7 +2,7 @@
 // tiny-sd15 fixture model (fixture_artifact.h). Runs natively and, on the same artifact, in the
 // WebAssembly build under node, so the browser's reader is held to the same checks: the manifest,
 // the index, every shard's and every listed file's SHA-256, a weight's bytes against the
-// checkpoint, and a tampered shard named by the error.
+// checkpoint, and a tampered shard or manifest named by the error.
 #include "fixture_artifact.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@
 namespace websd::artifact {
 namespace {
 
-Artifact open_fixture() { return Artifact::open(test::fixture_cpu_artifact(), {"cpu", std::nullopt, false}); }
+Artifact open_fixture() { return Artifact::open(test::fixture_cpu_artifact(), ArtifactOpenOptions::for_target("cpu")); }
 
 // The runtime's reader accepts every function's launch list (format 2) and finds it consistent
 // with the functions section: what the browser's executor will load.
@@ -132,12 +132,25 @@ TEST(FixtureArtifact, ATamperedShardFailsNamingTheShard) {
   const std::string dir = test::make_temp_dir("fixture-artifact-tampered") + "/art";
   std::filesystem::copy(test::fixture_cpu_artifact(), dir, std::filesystem::copy_options::recursive);
   test::flip_byte(dir + "/weights/shard-00000.bin", 1000);
-  const Artifact artifact = Artifact::open(dir, {"cpu", std::nullopt, false});  // the size is right
+  const Artifact artifact = Artifact::open(dir, ArtifactOpenOptions::for_target("cpu"));  // the size is right
   const std::string message = test::error_of([&] { artifact.verify_shard(0); });
   EXPECT_NE(message.find(dir + "/weights/shard-00000.bin: checksum mismatch: SHA-256 "), std::string::npos) << message;
   const std::string weight = artifact.weights().front().name;
   EXPECT_NE(test::error_of([&] { artifact.weight(weight); }).find("shard-00000.bin: checksum mismatch"),
             std::string::npos);
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+// A manifest byte that parses the same (a space turned into a tab) is still a change: the seal's
+// digest covers the manifest's bytes, here and in the browser's reader.
+TEST(FixtureArtifact, AManifestByteChangedOutsideAnyValueFailsTheSeal) {
+  const std::string dir = test::make_temp_dir("fixture-artifact-manifest") + "/art";
+  std::filesystem::copy(test::fixture_cpu_artifact(), dir, std::filesystem::copy_options::recursive);
+  std::string manifest = test::read_text(dir + "/manifest.json");
+  manifest[manifest.find("\n  ") + 1] = '\t';
+  test::write_text(dir + "/manifest.json", manifest);
+  const std::string message = test::error_of([&] { Artifact::open(dir, ArtifactOpenOptions::for_target("cpu")); });
+  EXPECT_NE(message.find(dir + "/manifest.json: checksum mismatch: SHA-256 "), std::string::npos) << message;
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 

@@ -24,7 +24,7 @@ void expect_one_error_line(const test::CommandResult& result, const std::string&
 // The sample weights plus the sections the compiler writes.
 std::string write_compiled_artifact(const std::string& tag) {
   const std::string dir = test::make_temp_dir(tag) + "/art";
-  artifact::ArtifactWriter writer(dir, "cpu", {test::kSmallShardLimit, std::nullopt});
+  artifact::ArtifactWriter writer(dir, "cpu", test::small_shard_options());
   for (const auto& tensor : test::sample_tensors())
     writer.add_weight(tensor.name, tensor.shape, tensor.dtype, tensor.bytes);
   writer.set_section(
@@ -53,7 +53,7 @@ TEST(InspectCommand, TextSummary) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(result.err.empty()) << result.err;
   for (const std::string& part :
-       {"artifact    " + dir + "\n", std::string("target      cpu\n"), std::string("format      2 (written by websd "),
+       {"artifact    " + dir + "\n", std::string("target      cpu\n"), std::string("format      3 (written by websd "),
         std::string("sections    functions, kernels, memory_plans\n"), std::string("functions   2\n"),
         std::string("  clip           (ids: i64[2,77]) -> (hidden: f32[2,77,32])\n"),
         std::string("  unet           (sample: f32[2,4,16,16], timestep: f32[1], context: f32[2,77,32]) -> "
@@ -62,7 +62,10 @@ TEST(InspectCommand, TextSummary) {
         std::string("memory      1 plan(s)\n  unet           arena 3.0 MiB, peak 5.0 MiB, unplanned 9.0 MiB\n"),
         std::string("weights     5 tensors, 664 B in 3 shard(s), not encrypted\n"),
         std::string("  bf16           1 tensor, 128 B\n  f16            1 tensor, 40 B\n  f32            3 tensors, "
-                    "496 B\n")}) {
+                    "496 B\n"),
+        std::string(" of the manifest, which covers every file\n"),
+        std::string("key         none: not encrypted, so whoever can edit the files can also recompute the digest\n"),
+        std::string("signature   none (sign with 'websd build --sign-key K')\n")}) {
     EXPECT_NE(result.out.find(part), std::string::npos) << result.out << "\nlacks: " << part;
   }
 }
@@ -73,7 +76,7 @@ TEST(InspectCommand, JsonSummary) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto summary = nlohmann::json::parse(result.out);
   EXPECT_EQ(summary["target"], "cpu");
-  EXPECT_EQ(summary["format_version"], 2);
+  EXPECT_EQ(summary["format_version"], 3);
   EXPECT_EQ(summary["functions"].size(), 2u);
   EXPECT_EQ(summary["functions"][1]["symbol"], "unet");
   EXPECT_EQ(summary["functions"][1]["inputs"][2]["shape"], nlohmann::json::array({2, 77, 32}));
@@ -88,6 +91,11 @@ TEST(InspectCommand, JsonSummary) {
   EXPECT_EQ(weights["shard_bytes"], 104 + 400 + 192);
   EXPECT_EQ(weights["by_dtype"]["f32"]["count"], 3);
   EXPECT_EQ(weights["encryption"], "none");
+  const auto& protections = summary["protections"];
+  EXPECT_EQ(protections["manifest_sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(protections["encryption"], "none");
+  EXPECT_EQ(protections["key_authenticated"], false);
+  EXPECT_TRUE(protections["signature"].is_null());
   EXPECT_FALSE(summary.contains("verified"));
 }
 

@@ -69,7 +69,7 @@ TEST(InspectVerify, TheBuiltArtifactPassesEveryCheck) {
   EXPECT_GE(verified.at("shards_hashed").get<int>(), 1);
   EXPECT_GE(verified.at("files_hashed").get<int>(), 3);  // the kernel library, tokenizer and scheduler files
   EXPECT_EQ(verified.at("checks"),
-            nlohmann::json::array({"manifest", "weight shards", "files", "model section", "launch lists",
+            nlohmann::json::array({"seal", "manifest", "weight shards", "files", "model section", "launch lists",
                                    "kernel library", "executors", "signatures", "tokenizer", "scheduler"}));
 }
 

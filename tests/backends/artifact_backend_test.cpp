@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 
+#include "artifact/artifact_seal.h"
 #include "backend_test_support.h"
 #include "core/error.h"
 #include "io/json_file.h"
@@ -154,7 +155,12 @@ TEST(ArtifactBackend, AWeightPackedForAnotherCpuIsRefusedWithTheFix) {
     }
   }
   ASSERT_TRUE(edited) << "the UNet has packed convolution weights";
-  std::ofstream(dir + "/manifest.json") << manifest.dump();
+  // Re-sealed, as an artifact built elsewhere is: the layout check, not the digest, must refuse it.
+  const std::string text = manifest.dump();
+  std::ofstream(dir + "/manifest.json") << text;
+  artifact::ArtifactSeal seal;
+  seal.manifest_sha256 = artifact::sha256(std::as_bytes(std::span(text)));
+  std::ofstream(dir + "/seal.json") << artifact::seal_to_text(seal);
   // At open: every function is prepared on this CPU before the first call.
   const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
   EXPECT_NE(message.find("built for another CPU; rebuild it here"), std::string::npos) << message;

@@ -29,6 +29,7 @@ const std::map<std::string, Entry>& fuzz_targets() {
   static const std::map<std::string, Entry> targets = {{"safetensors_fuzz", fuzz_safetensors},
                                                        {"tokenizer_fuzz", fuzz_tokenizer},
                                                        {"artifact_manifest_fuzz", fuzz_artifact_manifest},
+                                                       {"artifact_open_fuzz", fuzz_artifact_open},
                                                        {"launch_list_fuzz", fuzz_launch_list},
                                                        {"launch_list_exec_fuzz", fuzz_launch_list_exec}};
   return targets;

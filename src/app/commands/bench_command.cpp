@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "app/process_stats.h"
@@ -23,7 +24,7 @@
 #include "import/checkpoint_tokenizer.h"
 #include "pipeline/generation_params.h"
 #include "pipeline/random/torch_generator.h"
-#include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "pipeline/tokenizer/clip_tokenizer.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "tuning/apply_tuning.h"
 
@@ -33,6 +34,7 @@ namespace {
 struct BenchOptions {
   ModelOptions model;
   std::string artifact;
+  ArtifactAccessOptions access;
   std::int64_t width = 0;
   std::int64_t height = 0;
   int runs = 3;
@@ -200,6 +202,9 @@ void run_bench(const BenchOptions& options) {
   if (!options.tuning_db.empty() && options.model.model.empty() && !options.artifact.empty()) {
     throw Error("bench", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
   }
+  if (options.access.given() && options.artifact.empty()) {
+    throw Error("bench", "--key-file and --trust-key apply to an --artifact only");
+  }
   std::vector<BenchResult> results;
   if (!options.model.model.empty() || options.artifact.empty()) {
     std::optional<tuning::TuningDb> tuning_db;
@@ -234,10 +239,10 @@ void run_bench(const BenchOptions& options) {
     result.backend = "artifact";
     result.path = options.artifact;
     reset_peak_rss();
-    backends::ArtifactBackend backend(options.artifact);
+    backends::ArtifactBackend backend(options.artifact, options.access.access());
     result.width = options.width ? options.width : backend.width();
     result.height = options.height ? options.height : backend.height();
-    bench_backend(backend, load_clip_tokenizer(backend.model_files_dir()), options, result);
+    bench_backend(backend, backend.tokenizer(), options, result);
   }
 
   const BenchResult* model = results.front().backend == "model" ? &results.front() : nullptr;
@@ -272,6 +277,7 @@ const bool registered = register_command(
                          "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--artifact", options->artifact,
                           "compiled artifact (websd build); with --model too, both are timed and compared");
+       add_artifact_access_options(command, options->access);
        command.add_option("--width", options->width, "image width in pixels (default: the model's)")
            ->check(CLI::PositiveNumber);
        command.add_option("--height", options->height, "image height in pixels (default: the model's)")

@@ -1,5 +1,5 @@
 // `websd build --model DIR --target NAME --out ART [--dtype f32|f16|bf16] [--width W --height H]
-// [--tuning-db FILE] [--encrypt-key-file K] [--dump-ir DIR]`: compiles a checkpoint into a
+// [--tuning-db FILE] [--encrypt-key-file K] [--sign-key K] [--dump-ir DIR]`: compiles a checkpoint into a
 // deployable artifact for a target of the registry (src/compiler/build_artifact.h,
 // src/compiler/target_registry.h, src/artifact/FORMAT.md) and prints what
 // it holds: functions with their launches and memory plans, weights, kernels, tuning coverage.
@@ -30,6 +30,7 @@ struct BuildCommandOptions {
   std::int64_t height = 0;
   std::string tuning_db;
   std::string key_file;
+  std::string sign_key_file;
   std::string dump_ir;
 };
 
@@ -58,12 +59,15 @@ void run_build(const BuildCommandOptions& options) {
   build.height = options.height;
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
+  if (!options.sign_key_file.empty()) build.sign_key_file = options.sign_key_file;
   if (options.width < 0 || options.height < 0) throw Error("build", "--width and --height must be positive");
   std::optional<tuning::TuningDb> db;
   if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
   build.tuning_db = db ? &*db : nullptr;
   std::vector<InputPath> inputs = model_inputs(options.model);
-  inputs.insert(inputs.end(), {{"--tuning-db", options.tuning_db}, {"--encrypt-key-file", options.key_file}});
+  inputs.insert(inputs.end(), {{"--tuning-db", options.tuning_db},
+                               {"--encrypt-key-file", options.key_file},
+                               {"--sign-key", options.sign_key_file}});
   std::vector<OutputPath> outputs = {{"--out", options.out, true}};
   if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true});
   check_outputs("build", outputs, inputs);
@@ -106,7 +110,11 @@ const bool registered = register_command(
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")
            ->check(CLI::PositiveNumber);
        command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
-       command.add_option("--encrypt-key-file", options->key_file, "AES-256 key file: encrypt the weights");
+       command.add_option("--encrypt-key-file", options->key_file,
+                          "AES-256 key file: encrypt the weights and authenticate the manifest");
+       command.add_option("--sign-key", options->sign_key_file,
+                          "Ed25519 private key (PEM, 'openssl genpkey -algorithm ed25519'): sign the artifact, so "
+                          "that 'generate/inspect --trust-key' can check who built it");
        command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");
        command.callback([options] { run_build(*options); });
      }});

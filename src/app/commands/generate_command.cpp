@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/model_options.h"
-#include "core/error.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
+#include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
-#include "io/json_file.h"
 #include "io/output_paths.h"
 #include "io/png_file.h"
 #include "io/safetensors_reader.h"
@@ -30,7 +30,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/random/seed.h"
 #include "pipeline/schedulers/scheduler_factory.h"
-#include "pipeline/tokenizer/clip_tokenizer_loader.h"
+#include "pipeline/tokenizer/clip_tokenizer.h"
 #include "tuning/apply_tuning.h"
 
 namespace websd::app {
@@ -40,7 +40,7 @@ namespace fs = std::filesystem;
 struct GenerateOptions {
   ModelOptions model;
   std::string artifact;
-  std::string key_file;
+  ArtifactAccessOptions access;
   GenerationParams params;
   std::string seed = "-1";
   std::optional<std::string> scheduler;
@@ -69,8 +69,9 @@ void check_output_paths(const GenerateOptions& options) {
   }
   if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents});
   std::vector<InputPath> inputs = model_inputs(options.model);
+  const std::vector<InputPath> access = options.access.inputs();
+  inputs.insert(inputs.end(), access.begin(), access.end());
   inputs.insert(inputs.end(), {{"--artifact", options.artifact},
-                               {"--key-file", options.key_file},
                                {"--init-image", options.init_image},
                                {"--init-latents", options.init_latents},
                                {"--scheduler-config", options.scheduler_config},
@@ -130,8 +131,8 @@ void check_options(const GenerateOptions& options) {
                 "--tokenizer, --prediction-type, --config and --use-ema apply to --model; an artifact "
                 "holds what they would set");
   }
-  if (!options.key_file.empty() && options.artifact.empty()) {
-    throw Error("generate", "--key-file applies to an encrypted --artifact only");
+  if (options.access.given() && options.artifact.empty()) {
+    throw Error("generate", "--key-file and --trust-key apply to an --artifact only");
   }
   if (!options.tuning_db.empty() && !options.artifact.empty()) {
     throw Error("generate", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
@@ -178,12 +179,11 @@ void run_generate(const GenerateOptions& options) {
   nlohmann::json scheduler_config;
   std::string scheduler_origin;
   if (!options.artifact.empty()) {
-    auto artifact = std::make_unique<backends::ArtifactBackend>(
-        options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
-    model_dir = artifact->model_files_dir();
-    tokenizer = load_clip_tokenizer(model_dir);
-    scheduler_origin = (fs::path(model_dir) / "scheduler" / "scheduler_config.json").string();
-    if (fs::exists(scheduler_origin)) scheduler_config = json_read_file(scheduler_origin);
+    auto artifact = std::make_unique<backends::ArtifactBackend>(options.artifact, options.access.access());
+    model_dir = options.artifact;
+    tokenizer = artifact->tokenizer();
+    scheduler_origin = artifact->scheduler_config_origin();
+    scheduler_config = artifact->scheduler_config();
     // An artifact runs the size it was built for: that is the default, and another is refused now.
     if (request.params.width == 0 && request.params.height == 0 && !request.init_image && !request.init_latents) {
       request.params.width = artifact->width();
@@ -205,7 +205,7 @@ void run_generate(const GenerateOptions& options) {
     scheduler_origin = checkpoint->scheduler_config_origin().empty() ? model_dir + "/scheduler/scheduler_config.json"
                                                                      : checkpoint->scheduler_config_origin();
     auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
-                                                      tuning_db ? &*tuning_db : nullptr);
+                                                               tuning_db ? &*tuning_db : nullptr);
     graph_backend = graph.get();
     backend_owner = std::move(graph);
   }
@@ -255,7 +255,7 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                     "Diffusers model folder or single-file .safetensors checkpoint (default: the built-in demo model)",
                     false);
   command.add_option("--artifact", options.artifact, "A compiled artifact (websd build) to run instead of --model");
-  command.add_option("--key-file", options.key_file, "AES-256 key of an encrypted --artifact");
+  add_artifact_access_options(command, options.access);
   command.add_option("--prompt", options.params.prompt, "What to draw")->required();
   command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
   command.add_option("--steps", options.params.steps, "Denoising steps")->default_val(20);

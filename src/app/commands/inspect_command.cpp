@@ -1,6 +1,7 @@
-// `websd inspect ART [--json] [--verify] [--key-file K]`: what an artifact holds: target and
-// versions, functions with their signatures, kernels, memory plans and weights (count, bytes per
-// dtype, shards, encryption). Opening checks the manifest, index and shard sizes. --verify runs
+// `websd inspect ART [--json] [--verify] [--key-file K] [--trust-key P]`: what an artifact holds:
+// target and versions, functions with their signatures, kernels, memory plans, weights (count,
+// bytes per dtype, shards, encryption) and its protections (digest, key, signature). Opening
+// checks the seal, the manifest, index and shard sizes. --verify runs
 // every check that `websd generate --artifact` runs when it loads the artifact and calls its
 // functions, plus reading every byte: the SHA-256 of every weight shard (decrypted with the key)
 // and of every file the manifest lists (the kernel library, the model's tokenizer and scheduler
@@ -10,7 +11,6 @@
 // what the model section makes generate pass; the tokenizer and the scheduler.
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -19,14 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
 #include "backends/artifact_backend.h"
 #include "core/error.h"
-#include "io/json_file.h"
 #include "pipeline/schedulers/scheduler_factory.h"
-#include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
@@ -39,7 +38,7 @@ using nlohmann::ordered_json;
 
 struct InspectOptions {
   std::string artifact;
-  std::string key_file;
+  ArtifactAccessOptions access;
   bool json = false;
   bool verify = false;
 };
@@ -113,6 +112,23 @@ ordered_json summarise_weights(const artifact::Artifact& artifact) {
       {"shards", artifact.shards().size()}, {"shard_bytes", stored}, {"encryption", artifact.manifest().encryption}};
 }
 
+// What protects the artifact and what opening it checked (FORMAT.md, "Protections").
+ordered_json summarise_protections(const artifact::Artifact& artifact) {
+  const artifact::ArtifactProtections& protections = artifact.protections();
+  ordered_json summary;
+  summary["manifest_sha256"] = protections.manifest_sha256;
+  summary["encryption"] = artifact.manifest().encryption;
+  summary["key_authenticated"] = protections.key_authenticated;
+  if (protections.signer) {
+    summary["signature"] = {{"signer", *protections.signer},
+                            {"verified", protections.signature_checked},
+                            {"trusted", protections.signer_trusted}};
+  } else {
+    summary["signature"] = nullptr;
+  }
+  return summary;
+}
+
 ordered_json summarise(const artifact::Artifact& artifact) {
   const auto& manifest = artifact.manifest();
   ordered_json summary;
@@ -130,6 +146,7 @@ ordered_json summarise(const artifact::Artifact& artifact) {
   summary["kernels"] = summarise_kernels(artifact.section("kernels"));
   summary["memory_plans"] = summarise_memory_plans(artifact.section("memory_plans"));
   summary["weights"] = summarise_weights(artifact);
+  summary["protections"] = summarise_protections(artifact);
   return summary;
 }
 
@@ -197,6 +214,26 @@ void print_text(const ordered_json& summary) {
     const auto count = stats["count"].get<std::size_t>();
     std::printf("  %-14s %zu tensor%s, %s\n", dtype.c_str(), count, count == 1 ? "" : "s",
                 human_bytes(stats["bytes"].get<std::uint64_t>()).c_str());
+  }
+  const auto& protections = summary["protections"];
+  print_row("digest", "SHA-256 " + protections["manifest_sha256"].get<std::string>() +
+                          " of the manifest, which covers every file");
+  if (protections["encryption"] == "none") {
+    print_row("key", "none: not encrypted, so whoever can edit the files can also recompute the digest");
+  } else {
+    print_row("key", protections["key_authenticated"].get<bool>()
+                         ? "the manifest is authenticated by the key (--key-file)"
+                         : "encrypted; the manifest's authentication by the key was not checked (pass --key-file)");
+  }
+  const auto& signature = protections["signature"];
+  if (signature.is_null()) {
+    print_row("signature", "none (sign with 'websd build --sign-key K')");
+  } else {
+    const std::string signer = signature["signer"].get<std::string>();
+    print_row("signature", signature["trusted"].get<bool>() ? "by " + signer + ", a trusted key (--trust-key)"
+                           : signature["verified"].get<bool>()
+                               ? "by " + signer + ", valid; the signer was not checked (pass --trust-key P)"
+                               : "by " + signer + ", not checked (this build cannot check signatures)");
   }
   if (summary.contains("verified")) {
     const auto& verified = summary["verified"];
@@ -320,27 +357,25 @@ void verify_signatures(const std::string& dir, const std::map<std::string, runti
 
 // The tokenizer and scheduler generate makes from the artifact's model files (verified).
 void verify_model_files(const std::string& dir, const backends::ArtifactBackend& backend) {
-  const std::string model_dir = backend.model_files_dir();
-  const ClipTokenizer tokenizer = load_clip_tokenizer(model_dir);
+  const ClipTokenizer tokenizer = backend.tokenizer();
   if (tokenizer.max_length() != backend.info().max_tokens) {
     verify_fail(dir, "the tokenizer pads to " + std::to_string(tokenizer.max_length()) +
                          " tokens but the model section's max_tokens is " + std::to_string(backend.info().max_tokens) +
                          " (" + kEditedFix + ")");
   }
-  const std::string scheduler = model_dir + "/scheduler/scheduler_config.json";
-  if (!std::filesystem::exists(scheduler)) {
+  const nlohmann::json scheduler = backend.scheduler_config();
+  if (scheduler.is_null()) {
     verify_fail(dir,
                 "holds no model/scheduler/scheduler_config.json (generate needs --scheduler NAME or "
                 "--scheduler-config FILE with it)");
   }
-  schedulers::create_scheduler(json_read_file(scheduler), "", scheduler);
+  schedulers::create_scheduler(scheduler, "", backend.scheduler_config_origin());
 }
 
 // Everything above, in the order generate meets it. Returns what was checked, for the summary.
 ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOptions& options) {
   const auto [shards, files] = verify_checksums(artifact);
-  const backends::ArtifactBackend backend(
-      artifact.dir(), options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  const backends::ArtifactBackend backend(artifact.dir(), options.access.access());
   std::map<std::string, runtime::LaunchList> lists;
   for (const auto& [symbol, json] : artifact.section("launch_lists")->items()) {  // present: the backend loaded
     lists.emplace(symbol, runtime::launch_list_from_json(json));
@@ -351,13 +386,14 @@ ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOp
   return {{"shards_hashed", shards},
           {"files_hashed", files},
           {"checks",
-           {"manifest", "weight shards", "files", "model section", "launch lists", "kernel library", "executors",
-            "signatures", "tokenizer", "scheduler"}}};
+           {"seal", "manifest", "weight shards", "files", "model section", "launch lists", "kernel library",
+            "executors", "signatures", "tokenizer", "scheduler"}}};
 }
 
 void run_inspect(const InspectOptions& options) {
   artifact::ArtifactOpenOptions open_options;
-  if (!options.key_file.empty()) open_options.key_file = options.key_file;
+  open_options.key_file = options.access.access().key_file;
+  open_options.trust_key_files = options.access.trust_keys;
   open_options.allow_missing_key = !options.verify;
   const artifact::Artifact artifact = artifact::Artifact::open(options.artifact, open_options);
   ordered_json summary = summarise(artifact);
@@ -379,8 +415,7 @@ const bool registered = register_command(
                         "its functions (model section, launch lists, kernel library, executors and their weights, "
                         "tokenizer, scheduler), and check the SHA-256 of every weight shard and every file, kernel "
                         "library included (an encrypted artifact needs --key-file)");
-       command.add_option("--key-file", options->key_file,
-                          "Key of an encrypted artifact: 32 raw bytes or 64 hex digits; checked against the manifest");
+       add_artifact_access_options(command, options->access);
        command.callback([options] { run_inspect(*options); });
      }});
 

@@ -1,4 +1,4 @@
-// `websd profile --artifact ART --function SYMBOL [--runs N] [--top K] [--json] [--key-file K]`:
+// `websd profile --artifact ART --function SYMBOL [--runs N] [--top K] [--json] [--key-file K] [--trust-key P]`:
 // runs one function of a compiled artifact N times (after one warm-up run that allocates its arena
 // and touches its weights) and prints a per-kernel table: kernel, operand shapes, total ms per run,
 // percent of the run's wall time, calls per run, GFLOP/s, sorted by time. The rows plus the time
@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "app/artifact_options.h"
 #include "app/command_registry.h"
+#include "backends/artifact_backend.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
-#include "backends/artifact_backend.h"
 
 namespace websd::app {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 struct ProfileOptions {
   std::string artifact;
   std::string function = "unet";
-  std::string key_file;
+  ArtifactAccessOptions access;
   int runs = 3;
   int top = 25;
   bool json = false;
@@ -39,8 +40,7 @@ struct Row {
 
 void run_profile(const ProfileOptions& options) {
   if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
-  backends::ArtifactBackend backend(options.artifact,
-                                  options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  backends::ArtifactBackend backend(options.artifact, options.access.access());
   const std::vector<std::string> functions = backend.function_names();
   if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {
     std::string names;
@@ -74,10 +74,14 @@ void run_profile(const ProfileOptions& options) {
   const double between_ms = std::max(0.0, wall_ms - kernels_ms);
 
   if (options.json) {
-    nlohmann::json out = {{"artifact", options.artifact},   {"function", options.function},
-                          {"runs", options.runs},           {"warmup_ms", warmup * 1e3},
-                          {"wall_ms", wall_ms},             {"kernels_ms", kernels_ms},
-                          {"between_launches_ms", between_ms}, {"kernels", nlohmann::json::array()}};
+    nlohmann::json out = {{"artifact", options.artifact},
+                          {"function", options.function},
+                          {"runs", options.runs},
+                          {"warmup_ms", warmup * 1e3},
+                          {"wall_ms", wall_ms},
+                          {"kernels_ms", kernels_ms},
+                          {"between_launches_ms", between_ms},
+                          {"kernels", nlohmann::json::array()}};
     for (const Row& row : rows) {
       out["kernels"].push_back({{"kernel", row.kernel},
                                 {"shapes", row.shapes},
@@ -116,15 +120,15 @@ void run_profile(const ProfileOptions& options) {
 }
 
 const bool registered = register_command(
-    {"profile", "Time every kernel of one function of a compiled artifact",
-     [](CLI::App& command) {
+    {"profile", "Time every kernel of one function of a compiled artifact", [](CLI::App& command) {
        auto options = std::make_shared<ProfileOptions>();
        command.add_option("--artifact", options->artifact, "artifact directory (websd build)")->required();
-       command.add_option("--function", options->function, "function to run (see websd inspect)")->capture_default_str();
+       command.add_option("--function", options->function, "function to run (see websd inspect)")
+           ->capture_default_str();
        command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")->capture_default_str();
        command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")->capture_default_str();
        command.add_flag("--json", options->json, "print JSON instead of a table");
-       command.add_option("--key-file", options->key_file, "AES-256 key of an encrypted artifact");
+       add_artifact_access_options(command, options->access);
        command.callback([options] { run_profile(*options); });
      }});
 

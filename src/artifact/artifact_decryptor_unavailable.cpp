@@ -1,12 +1,12 @@
-// shard_decryptor.h for builds without AES-256-GCM (WebAssembly): every encrypted artifact is
+// artifact_decryptor.h for builds without AES-256-GCM (WebAssembly): every encrypted artifact is
 // refused when it is opened, whether or not a key is given, rather than failing at its first weight.
-#include "artifact/shard_decryptor.h"
+#include "artifact/artifact_decryptor.h"
 #include "core/error.h"
 
 namespace websd::artifact {
 
-std::unique_ptr<ShardDecryptor> open_shard_decryptor(const std::string& where, const std::optional<std::string>&,
-                                                     const std::string&) {
+std::unique_ptr<ArtifactDecryptor> open_artifact_decryptor(const std::string& where, const std::optional<std::string>&,
+                                                           const std::string&) {
   throw Error("artifact", where +
                               ": this build cannot decrypt artifact weights; the artifact is encrypted (aes-256-gcm) "
                               "and the WebAssembly build has no AES-256-GCM yet (build the artifact without "
