@@ -35,8 +35,6 @@ struct ListedFile {
 
 std::string hex_sha256(std::span<const std::byte> bytes) { return hex_encode(sha256(bytes)); }
 
-std::span<const std::byte> bytes_of(std::string_view text) { return std::as_bytes(std::span(text)); }
-
 // Compares MACs in time that does not depend on where they differ.
 bool same_mac(const Sha256Digest& a, const Sha256Digest& b) {
   std::uint8_t difference = 0;
@@ -64,7 +62,7 @@ ArtifactSeal read_seal(const ArtifactSource& source, const std::string& manifest
          "missing: nothing vouches for the manifest (" + std::string(kIncompleteFix) + ")");
   }
   ArtifactSeal seal = parse_seal(read_json_file(source, kSealFileName, kIncompleteFix), source.where(kSealFileName));
-  const std::string digest = hex_sha256(bytes_of(manifest_text));
+  const std::string digest = hex_encode(sha256(manifest_text));
   if (digest != hex_encode(seal.manifest_sha256)) {
     fail(source.where(kManifestFileName), "checksum mismatch: SHA-256 " + digest + ", the seal says " +
                                               hex_encode(seal.manifest_sha256) +
@@ -142,7 +140,7 @@ void check_target(const std::string& dir, const ArtifactManifest& manifest, cons
 
 // The index's bytes against the manifest's digest of them, before they are parsed.
 void check_index_digest(const std::string& path, const std::string& text, const ArtifactManifest& manifest) {
-  const std::string digest = hex_sha256(bytes_of(text));
+  const std::string digest = hex_encode(sha256(text));
   if (digest != manifest.weights_index_sha256) {
     fail(path, "checksum mismatch: SHA-256 " + digest + ", the manifest says " + manifest.weights_index_sha256 +
                    " (the index is corrupt or edited: copy the artifact again or rebuild it)");

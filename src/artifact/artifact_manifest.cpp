@@ -1,9 +1,9 @@
 #include "artifact/artifact_manifest.h"
 
+#include <algorithm>
+
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
-
-#include <algorithm>
 
 namespace websd::artifact {
 namespace {

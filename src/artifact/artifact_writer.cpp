@@ -168,13 +168,12 @@ void ArtifactWriter::finish() {
   failed_ = true;  // until the rename below succeeds
   const std::string index_text = weight_index_to_text(shards_.finish());
   write_text_file(staging_dir_ + "/" + std::string(kWeightIndexPath), index_text);
-  manifest_.weights_index_sha256 =
-      hex_encode(sha256({reinterpret_cast<const std::byte*>(index_text.data()), index_text.size()}));
+  manifest_.weights_index_sha256 = hex_encode(sha256(index_text));
   manifest_.created = utc_now_iso8601();
   const std::string manifest_text = manifest_to_text(manifest_);
   write_text_file(staging_dir_ + "/" + std::string(kManifestFileName), manifest_text);
   ArtifactSeal seal;
-  seal.manifest_sha256 = sha256(std::as_bytes(std::span(manifest_text)));
+  seal.manifest_sha256 = sha256(manifest_text);
   if (key_) seal.manifest_hmac = hmac_sha256(key_->bytes, seal_message(manifest_text));
   if (signing_key_) {
     seal.signature = ArtifactSignature{signing_key_->public_key(), signing_key_->sign(seal_message(manifest_text))};

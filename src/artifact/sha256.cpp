@@ -123,4 +123,8 @@ Sha256Digest sha256(std::span<const std::byte> bytes) {
   return stream.finish();
 }
 
+Sha256Digest sha256(std::string_view text) {
+  return sha256(std::span<const std::byte>(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+}
+
 }  // namespace websd::artifact

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace websd::artifact {
 
@@ -31,5 +32,7 @@ class Sha256Stream {
 };
 
 Sha256Digest sha256(std::span<const std::byte> bytes);
+// The digest of a text's bytes (a manifest, an index).
+Sha256Digest sha256(std::string_view text);
 
 }  // namespace websd::artifact

@@ -98,7 +98,7 @@ void reseal(const std::string& artifact) {
   const std::string manifest = read_text(artifact + "/manifest.json");
   const std::string seal_path = artifact + "/seal.json";
   artifact::ArtifactSeal seal = artifact::parse_seal(read_text(seal_path), seal_path);
-  seal.manifest_sha256 = artifact::sha256(std::as_bytes(std::span(manifest)));
+  seal.manifest_sha256 = artifact::sha256(manifest);
   write_text(seal_path, artifact::seal_to_text(seal));
 }
 

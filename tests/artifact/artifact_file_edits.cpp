@@ -39,7 +39,7 @@ void reseal_manifest(const std::string& dir) {
   const std::string text = read_text(dir + "/manifest.json");
   const std::string seal_path = dir + "/" + std::string(artifact::kSealFileName);
   artifact::ArtifactSeal seal = artifact::parse_seal(read_text(seal_path), seal_path);
-  seal.manifest_sha256 = artifact::sha256(std::as_bytes(std::span(text)));
+  seal.manifest_sha256 = artifact::sha256(text);
   write_text(seal_path, artifact::seal_to_text(seal));
 }
 
@@ -48,7 +48,7 @@ void edit_index_consistently(const std::string& dir, const std::function<void(nl
   edit(index);
   const std::string text = index.dump(1);
   write_text(dir + "/weights/index.json", text);
-  const auto digest = artifact::sha256({reinterpret_cast<const std::byte*>(text.data()), text.size()});
+  const auto digest = artifact::sha256(text);
   edit_manifest(dir, [&](nlohmann::json& manifest) {
     manifest["sections"]["weights"]["index_sha256"] = artifact::hex_encode(digest);
   });
