@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "app/command_registry.h"
+#include "app/openmp_policy.h"
 #include "app/version.h"
 #include "core/error.h"
 #include "core/message_text.h"
@@ -104,6 +105,8 @@ std::string filesystem_error_text(const std::filesystem::filesystem_error& error
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: may execute websd again with the OpenMP settings of a shared machine.
+  websd::app::adopt_openmp_policy(argv);
   // Kernels allocate large transient buffers per call (oneDNN's Winograd transforms: tens of MB).
   // glibc would raise its mmap threshold after the first such free and then serve them from the
   // heap, where freed memory stays resident: a fixed threshold keeps them mapped and unmapped, so

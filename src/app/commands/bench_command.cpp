@@ -17,6 +17,7 @@
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/openmp_policy.h"
 #include "app/process_stats.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
@@ -158,6 +159,19 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   result.peak_rss = peak_rss_bytes();
 }
 
+// The threads the kernels run on and how they wait for work (app/openmp_policy.h): figures from
+// runs under different policies are not comparable.
+nlohmann::json openmp_json() {
+  const OpenmpPolicy policy = openmp_policy();
+  return {{"threads", policy.threads}, {"wait_policy", policy.wait_policy}, {"set_by_websd", policy.set_by_websd}};
+}
+
+std::string openmp_text() {
+  const OpenmpPolicy policy = openmp_policy();
+  return std::to_string(policy.threads) + " OpenMP threads, wait policy " + policy.wait_policy +
+         (policy.set_by_websd ? " (websd's default)" : " (from the environment)");
+}
+
 nlohmann::json result_json(const BenchResult& result, const BenchOptions& options) {
   const auto entry = [&](const Timing& t, const runtime::OpProfile& profile) {
     nlohmann::json json{{"median_s", t.median_s}, {"first_s", t.first_s}};
@@ -173,15 +187,16 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"vae_decode", entry(result.vae, result.vae_profile)},
           {"peak_rss_bytes", result.peak_rss},
           {"open_s", result.open_seconds},
-          {"open_peak_rss_bytes", result.open_peak_rss}};
+          {"open_peak_rss_bytes", result.open_peak_rss},
+          {"openmp", openmp_json()}};
 }
 
 void print_result(const BenchResult& result, const BenchOptions& options) {
   const auto row = [](const char* name, const Timing& t) {
     std::printf("%-28s %10.3f s   (first call %.3f s)\n", name, t.median_s, t.first_s);
   };
-  std::printf("%s %s (%lldx%lld)\n", result.backend.c_str(), result.path.c_str(), static_cast<long long>(result.width),
-              static_cast<long long>(result.height));
+  std::printf("%s %s (%lldx%lld; %s)\n", result.backend.c_str(), result.path.c_str(),
+              static_cast<long long>(result.width), static_cast<long long>(result.height), openmp_text().c_str());
   if (result.backend == "model") {
     std::printf("%-28s %10.3f s   (peak RSS then %.2f GiB)\n", "open + check the checkpoint", result.open_seconds,
                 static_cast<double>(result.open_peak_rss) / (1024.0 * 1024.0 * 1024.0));
