@@ -9,9 +9,13 @@
 //     link, and following it would write where the user did not name);
 //   - it is none of the command's inputs, does not lie inside an input folder (a model, an
 //     artifact), and no two outputs are the same path (links and relative paths resolved).
-// Pure checks of the file system; thread-safe.
+// The check is linear in the number of outputs (generate --batch-count names up to 10000): each
+// folder is checked and resolved once, each input resolved once, and duplicates are found by
+// sorting. Pure checks of the file system; thread-safe.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,9 +32,15 @@ struct InputPath {
   std::string path;    // a file or a folder; empty: not given
 };
 
+// The absolute form of `path` with every existing link resolved.
+std::filesystem::path resolve_path(const std::string& path);
+
+// How check_outputs resolves paths: resolve_path, or a test's counting wrapper around it.
+using PathResolver = std::function<std::filesystem::path(const std::string& path)>;
+
 // Throws websd::Error(component, ...) naming the option, the path and the fix for the first output
-// that breaks the rule.
+// that breaks the rule. Calls `resolve` once per input and once per distinct output folder.
 void check_outputs(const std::string& component, const std::vector<OutputPath>& outputs,
-                   const std::vector<InputPath>& inputs);
+                   const std::vector<InputPath>& inputs, const PathResolver& resolve = resolve_path);
 
 }  // namespace websd

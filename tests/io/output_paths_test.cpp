@@ -57,6 +57,29 @@ TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
             std::string::npos);
 }
 
+// generate --batch-count names up to 10000 outputs: the check resolves each input once and each
+// output folder once (the quadratic check it replaces resolved every path again per pair).
+TEST(OutputPaths, ResolvesEachInputAndOutputFolderOnceHoweverManyOutputs) {
+  const std::string dir = test::make_temp_dir("out-many");
+  fs::create_directory(dir + "/model");
+  std::ofstream(dir + "/init.png") << "x";
+  std::vector<OutputPath> outputs;
+  for (int i = 0; i < 2000; ++i) outputs.push_back({"--out", dir + "/out-" + std::to_string(i) + ".png"});
+  outputs.push_back({"--save-latents", dir + "/latents.safetensors"});
+  const std::vector<InputPath> inputs = {{"--model", dir + "/model"}, {"--init-image", dir + "/init.png"}, {"--x", ""}};
+  std::size_t calls = 0;
+  const PathResolver counting = [&](const std::string& path) {
+    ++calls;
+    return resolve_path(path);
+  };
+  EXPECT_EQ(test::error_of([&] { check_outputs("cmd", outputs, inputs, counting); }), "(no error)");
+  EXPECT_EQ(calls, 3u) << "one output folder and two inputs";
+  // A late duplicate is still found, and named with the earliest output it repeats.
+  outputs.push_back({"--again", dir + "/./out-7.png"});
+  outputs.push_back({"--late", dir + "/out-7.png"});
+  EXPECT_NE(error_of(outputs, inputs).find("--out and --again both name " + dir + "/./out-7.png"), std::string::npos);
+}
+
 TEST(StagedFiles, NothingAppearsUntilCommitAndAFailureLeavesTheOldContent) {
   const std::string dir = test::make_temp_dir("staged");
   std::ofstream(dir + "/a.txt") << "old";
