@@ -81,7 +81,8 @@ class OutputFolders {
   std::unordered_map<std::string, fs::path> resolved_;
 };
 
-void check_one(const std::string& component, const OutputPath& output, OutputFolders& folders) {
+// Returns whether the output exists already (a folder: and is not empty), so that writing it replaces something.
+bool check_one(const std::string& component, const OutputPath& output, OutputFolders& folders) {
   const std::string where = output.option + " " + output.path;
   if (output.path.empty()) {
     throw Error(component, output.option + " is empty (name the " + (output.folder ? "folder" : "file") + " to write)");
@@ -96,6 +97,7 @@ void check_one(const std::string& component, const OutputPath& output, OutputFol
   }
   std::error_code error;
   const fs::file_status status = fs::symlink_status(output.path, error);
+  bool replaces = false;
   if (error && error != std::errc::no_such_file_or_directory) {
     throw Error(component, where + ": " + error.message() + " (check the path)");
   }
@@ -112,10 +114,12 @@ void check_one(const std::string& component, const OutputPath& output, OutputFol
                                  " websd may replace (name a " + (output.folder ? "folder" : "regular file") +
                                  " path)");
     }
+    replaces = !output.folder || !fs::is_empty(output.path, error);
   }
   fs::path folder = fs::path(output.path).parent_path();
   if (folder.empty()) folder = ".";
   folders.require_writable(component, where, folder);
+  return replaces;
 }
 
 struct ResolvedInput {
@@ -154,7 +158,10 @@ fs::path resolve_path(const std::string& path) {
 void check_outputs(const std::string& component, const std::vector<OutputPath>& outputs,
                    const std::vector<InputPath>& inputs, const PathResolver& resolve) {
   OutputFolders folders(resolve);
-  for (const OutputPath& output : outputs) check_one(component, output, folders);
+  const OutputPath* replaced = nullptr;
+  for (const OutputPath& output : outputs) {
+    if (check_one(component, output, folders) && !output.may_exist && replaced == nullptr) replaced = &output;
+  }
   std::vector<ResolvedInput> sources;
   for (const InputPath& input : inputs) {
     if (input.path.empty()) continue;
@@ -181,6 +188,12 @@ void check_outputs(const std::string& component, const std::vector<OutputPath>& 
     }
   }
   check_distinct(component, outputs, targets);
+  // Last: an output that is an input, or named twice, is the mistake to report, not what --force allows.
+  if (replaced != nullptr) {
+    throw Error(component, replaced->option + " " + replaced->path +
+                               (replaced->folder ? ": exists and is not empty" : ": exists") +
+                               " (pass --force to replace it, or choose another path)");
+  }
 }
 
 }  // namespace websd

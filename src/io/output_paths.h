@@ -2,6 +2,9 @@
 // output path fails at once and never after minutes of computing, and an output never destroys
 // something else:
 //   - the path is not empty and its folder exists and is writable;
+//   - an existing file, or a folder that is not empty, is replaced only when the user said so
+//     (--force): no command destroys earlier work by default (tune --db, which only appends, may
+//     name an existing database);
 //   - if it exists, it is a regular file (a folder for folder outputs): a device (/dev/null,
 //     /dev/full), FIFO or socket is refused, since writing through a temporary file and renaming
 //     would replace it;
@@ -25,6 +28,9 @@ struct OutputPath {
   std::string option;  // "--out"
   std::string path;
   bool folder = false;  // a folder the command creates (build --out, make-model --out)
+  // It may exist already (not empty, for a folder): the user passed --force, or the command only
+  // appends to it.
+  bool may_exist = false;
 };
 
 struct InputPath {

@@ -1,9 +1,10 @@
-// One rule for every command (issue 19): outputs (io/output_paths.h) checked before any work, and
-// quickly however many a command names.
+// One rule for every command (issue 19): outputs (io/output_paths.h) checked before any work, quickly
+// however many a command names, and replaced only with --force.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "support/cli_checks.h"
 #include "support/fixtures.h"
@@ -26,6 +27,49 @@ TEST(OutputRules, TheLargestBatchCountGetsPastTheOutputCheckAtOnce) {
                {"init latents have shape [1,4,16,16], expected [10000,4,16,16]"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120)) << "a quadratic output check";
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "only the noise file";
+}
+
+// Every command that writes a user-named output refuses to replace an existing one unless --force is
+// given, before any work.
+TEST(OutputRules, AnExistingOutputIsReplacedOnlyWithForce) {
+  const std::string dir = make_temp_dir("rules-force");
+  const std::string keep = dir + "/keep.png";
+  std::ofstream(keep) << "keep";
+  fs::create_directories(dir + "/folder/sub");
+  const std::string exists = "exists (pass --force to replace it";
+  const std::string not_empty = "exists and is not empty (pass --force";
+  expect_error(run_websd(generate_args(fixture_model(), keep)), {"--out " + keep + ": " + exists});
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/new.png", {"--save-latents", keep})),
+               {"--save-latents " + keep + ": " + exists});
+  expect_error(run_websd({"noise", "--seed", "1", "--shape", "2", "--out", keep}), {"--out " + keep + ": " + exists});
+  expect_error(run_websd({"convert", "--model", fixture_model(), "--out", keep}), {exists});
+  expect_error(run_websd({"convert", "--model", fixture_model(), "--to", "diffusers", "--out", dir + "/folder"}),
+               {not_empty});
+  expect_error(run_websd({"make-model", "--preset", "tiny", "--format", "single-file", "--out", keep}), {exists});
+  expect_error(run_websd({"make-model", "--preset", "tiny", "--out", dir + "/folder"}), {not_empty});
+  expect_error(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/folder"}),
+               {"--out " + dir + "/folder: " + not_empty});
+  expect_error(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/art", "--dump-ir",
+                          dir + "/folder"}),
+               {"--dump-ir " + dir + "/folder: " + not_empty});
+  EXPECT_EQ(read_all(keep), "keep");
+  EXPECT_FALSE(fs::exists(dir + "/new.png"));
+  EXPECT_FALSE(fs::exists(dir + "/art"));
+
+  const CommandResult noise = run_websd({"noise", "--seed", "1", "--shape", "2", "--out", keep, "--force"});
+  EXPECT_EQ(noise.exit_code, 0) << noise.err;
+  EXPECT_NE(read_all(keep), "keep");
+  const CommandResult image = run_websd(generate_args(fixture_model(), keep, {"--force"}));
+  EXPECT_EQ(image.exit_code, 0) << image.err;
+  const CommandResult file = run_websd({"convert", "--model", fixture_model(), "--out", keep, "--force"});
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  // A previous artifact is replaced with --force only (it is not an empty folder).
+  const std::string art = dir + "/art";
+  ASSERT_EQ(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", art}).exit_code, 0);
+  expect_error(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", art}), {not_empty});
+  const CommandResult rebuilt =
+      run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", art, "--force"});
+  EXPECT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
 }
 
 }  // namespace

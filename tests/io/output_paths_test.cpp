@@ -25,8 +25,26 @@ std::string error_of(const std::vector<OutputPath>& outputs, const std::vector<I
 TEST(OutputPaths, RegularFilesNewFilesAndFoldersPass) {
   const std::string dir = test::make_temp_dir("out-ok");
   std::ofstream(dir + "/old.png") << "x";
-  EXPECT_EQ(error_of({{"--out", dir + "/old.png"}, {"--save", dir + "/new.bin"}, {"--dir", dir + "/art", true}}),
+  fs::create_directory(dir + "/empty");
+  EXPECT_EQ(error_of({{"--out", dir + "/old.png", false, true},
+                      {"--save", dir + "/new.bin"},
+                      {"--dir", dir + "/art", true},
+                      {"--empty", dir + "/empty", true}}),
             "(no error)");
+}
+
+TEST(OutputPaths, AnExistingFileOrFolderThatIsNotEmptyIsReplacedOnlyWhenAllowed) {
+  const std::string dir = test::make_temp_dir("out-exists");
+  std::ofstream(dir + "/old.png") << "x";
+  fs::create_directories(dir + "/art/weights");
+  EXPECT_NE(error_of({{"--out", dir + "/old.png"}}).find("--out " + dir + "/old.png: exists (pass --force"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/art", true}}).find(": exists and is not empty (pass --force"),
+            std::string::npos);
+  EXPECT_EQ(error_of({{"--out", dir + "/art", true, true}}), "(no error)");
+  // Being an input is the mistake to name, not what --force would allow.
+  EXPECT_NE(error_of({{"--out", dir + "/old.png"}}, {{"--init", dir + "/old.png"}}).find("is the input --init"),
+            std::string::npos);
 }
 
 TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
@@ -45,7 +63,7 @@ TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
             std::string::npos);
   EXPECT_NE(error_of({{"--out", dir + "/" + std::string(240, 'a')}}).find("the file name is 240 bytes"),
             std::string::npos);
-  EXPECT_NE(error_of({{"--out", dir + "/file"}}, {{"--init", dir + "/file"}}).find("is the input --init"),
+  EXPECT_NE(error_of({{"--out", dir + "/file", false, true}}, {{"--init", dir + "/file"}}).find("is the input --init"),
             std::string::npos);
   EXPECT_NE(
       error_of({{"--out", dir + "/folder/x"}}, {{"--model", dir + "/folder"}}).find("lies inside the input --model"),

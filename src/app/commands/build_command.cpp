@@ -31,6 +31,7 @@ struct BuildCommandOptions {
   std::string tuning_db;
   std::string key_file;
   std::string dump_ir;
+  bool force = false;
 };
 
 DType storage_dtype(const std::string& name) {
@@ -64,8 +65,8 @@ void run_build(const BuildCommandOptions& options) {
   build.tuning_db = db ? &*db : nullptr;
   std::vector<InputPath> inputs = model_inputs(options.model);
   inputs.insert(inputs.end(), {{"--tuning-db", options.tuning_db}, {"--encrypt-key-file", options.key_file}});
-  std::vector<OutputPath> outputs = {{"--out", options.out, true}};
-  if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true});
+  std::vector<OutputPath> outputs = {{"--out", options.out, true, options.force}};
+  if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true, options.force});
   check_outputs("build", outputs, inputs);
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
@@ -108,6 +109,8 @@ const bool registered = register_command(
        command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
        command.add_option("--encrypt-key-file", options->key_file, "AES-256 key file: encrypt the weights");
        command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");
+       command.add_flag("--force", options->force,
+                        "replace a previous artifact at --out, and write into a --dump-ir folder that is not empty");
        command.callback([options] { run_build(*options); });
      }});
 

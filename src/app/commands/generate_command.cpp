@@ -5,7 +5,8 @@
 // Every input is checked before the model runs, and each image is written atomically, so a bad input
 // or a failed run leaves an existing --out untouched. With --batch-count N > 1 the images are
 // <stem>-0<ext>, <stem>-1<ext>, ... beside --out (out.png -> out-0.png, out-1.png), image i using
-// seed + i. Without --model the built-in demo model (tiny architecture, random weights) is used.
+// seed + i. Existing outputs are replaced only with --force. Without --model the built-in demo model
+// (tiny architecture, random weights) is used.
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,9 +18,9 @@
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
-#include "core/error.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
+#include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
 #include "io/json_file.h"
 #include "io/output_paths.h"
@@ -50,6 +51,7 @@ struct GenerateOptions {
   std::string init_latents;
   std::optional<std::string> save_latents;
   std::string out;
+  bool force = false;
   std::string tuning_db;
 };
 
@@ -65,9 +67,9 @@ std::string output_path(const std::string& out, int index, int count) {
 void check_output_paths(const GenerateOptions& options) {
   std::vector<OutputPath> outputs;
   for (int i = 0; i < std::max(1, options.params.batch_count); ++i) {
-    outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count)});
+    outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count), false, options.force});
   }
-  if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents});
+  if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents, false, options.force});
   std::vector<InputPath> inputs = model_inputs(options.model);
   inputs.insert(inputs.end(), {{"--artifact", options.artifact},
                                {"--key-file", options.key_file},
@@ -205,7 +207,7 @@ void run_generate(const GenerateOptions& options) {
     scheduler_origin = checkpoint->scheduler_config_origin().empty() ? model_dir + "/scheduler/scheduler_config.json"
                                                                      : checkpoint->scheduler_config_origin();
     auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
-                                                      tuning_db ? &*tuning_db : nullptr);
+                                                               tuning_db ? &*tuning_db : nullptr);
     graph_backend = graph.get();
     backend_owner = std::move(graph);
   }
@@ -281,6 +283,7 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                      "txt2img: start from these standard-normal latents (safetensors, one tensor [N,4,h,w])");
   command.add_option("--save-latents", options.save_latents, "Write the final latents (tensor 'latents') here");
   command.add_option("--out", options.out, "Output PNG")->required();
+  command.add_flag("--force", options.force, "Replace existing output files (--out, --save-latents)");
   command.add_option("--tuning-db", options.tuning_db,
                      "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
 }

@@ -86,7 +86,8 @@ void run_tune(const TuneOptions& options) {
   }
   if (options.runs < 1) throw Error("tune", "--runs must be at least 1, got " + std::to_string(options.runs));
   // Fail before the timing, not after it: records go to an existing folder and a well-formed file.
-  check_outputs("tune", {{"--db", options.db}}, model_inputs(options.model));
+  // The database is only appended to, so an existing one needs no --force.
+  check_outputs("tune", {{"--db", options.db, false, true}}, model_inputs(options.model));
   if (std::filesystem::exists(options.db)) tuning::TuningDb::read_file(options.db);
   if (options.model.model.empty()) {
     std::cerr << "websd tune: no --model given: using the built-in DEMO model (tiny, random weights)\n";
