@@ -1,10 +1,12 @@
 // One rule for every command (issue 19): outputs (io/output_paths.h) checked before any work, quickly
-// however many a command names, and replaced only with --force.
+// however many a command names, and replaced only with --force; numeric options refused in one short
+// line.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "support/cli_checks.h"
 #include "support/fixtures.h"
@@ -70,6 +72,42 @@ TEST(OutputRules, AnExistingOutputIsReplacedOnlyWithForce) {
   const CommandResult rebuilt =
       run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", art, "--force"});
   EXPECT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+}
+
+// "--steps: 99999999999999999999 is not an integer from 1 to 2^31-1": the option, the value as given
+// and the range, in one short line (CLI11 printed DBL_MAX in full, 309 digits).
+TEST(NumberOptions, AValueOutOfRangeIsOneShortLineNamingTheRange) {
+  const std::string dir = make_temp_dir("rules-numbers");
+  const std::string out = dir + "/a.png";
+  const std::vector<std::tuple<std::vector<std::string>, std::string>> cases = {
+      {generate_args(fixture_model(), out, {"--steps", "99999999999999999999"}),
+       "--steps: 99999999999999999999 is not an integer from 1 to 2^31-1"},
+      {generate_args(fixture_model(), out, {"--steps", "0"}), "--steps: 0 is not an integer from 1 to 2^31-1"},
+      {generate_args(fixture_model(), out, {"--guidance", "1e400"}), "--guidance: 1e400 is not a finite number"},
+      {generate_args(fixture_model(), out, {"--guidance", "nan"}), "--guidance: nan is not a finite number"},
+      {generate_args(fixture_model(), out, {"--width", "-5"}), "--width: -5 is not an integer from 1 to 2^63-1"},
+      {generate_args(fixture_model(), out, {"--height", "1e3"}), "--height: 1e3 is not an integer from 1 to 2^63-1"},
+      {generate_args(fixture_model(), out, {"--batch-count", "1e10"}),
+       "--batch-count: 1e10 is not an integer from 1 to 10000"},
+      {generate_args(fixture_model(), out, {"--batch-count", "10001"}),
+       "--batch-count: 10001 is not an integer from 1 to 10000"},
+      {generate_args(fixture_model(), out, {"--strength", "0x1p3"}), "--strength: 0x1p3 is not a finite number"},
+      {{"build", "--target", "cpu", "--out", dir + "/art", "--height", "0"},
+       "--height: 0 is not an integer from 1 to 2^63-1"},
+      {{"bench", "--runs", "-1"}, "--runs: -1 is not an integer from 1 to 2^31-1"},
+      {{"tune", "--target", "cpu", "--runs", "0"}, "--runs: 0 is not an integer from 1 to 2^31-1"},
+      {{"profile", "--artifact", dir, "--top", "-1"}, "--top: -1 is not an integer from 1 to 2^31-1"},
+      {{"profile", "--artifact", dir, "--top", "0"}, "--top: 0 is not an integer from 1 to 2^31-1"},
+      {{"profile", "--artifact", dir, "--runs", "1.5"}, "--runs: 1.5 is not an integer from 1 to 2^31-1"},
+      {{"scheduler", "--name", "ddim", "--steps", "5", "--strength", "2"},
+       "--strength: 2 is not a number from 0 to 1"}};
+  const std::regex long_number("[0-9]{21,}");
+  for (const auto& [args, message] : cases) {
+    const CommandResult result = run_websd(args);
+    expect_error(result, {message}, 2);
+    EXPECT_FALSE(std::regex_search(result.err, long_number)) << result.err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"InitImageNotAPng", {{"--init-image", "@photo.png"}}, "not a PNG file"},
         BadInput{"UnreadableLatentsFile", {{"--init-latents", "@garbage.safetensors"}}, "garbage.safetensors"},
         BadInput{"MissingLatentsFile", {{"--init-latents", "@absent.safetensors"}}, "absent.safetensors"},
-        BadInput{"ZeroSteps", {{"--steps", "0"}}, "steps 0"},
+        BadInput{"ZeroSteps", {{"--steps", "0"}}, "--steps: 0 is not an integer from 1"},
         BadInput{"SchedulerConfigMissing", {{"--scheduler-config", "@absent.json"}}, "absent.json"},
         BadInput{"OutputFolderMissing", {{"--out", "/nonexistent/dir/x.png"}}, "/nonexistent/dir"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });

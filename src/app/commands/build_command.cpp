@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "artifact/weight_index.h"
 #include "compiler/build_artifact.h"
 #include "compiler/target_registry.h"
@@ -59,7 +61,6 @@ void run_build(const BuildCommandOptions& options) {
   build.height = options.height;
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
-  if (options.width < 0 || options.height < 0) throw Error("build", "--width and --height must be positive");
   std::optional<tuning::TuningDb> db;
   if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
   build.tuning_db = db ? &*db : nullptr;
@@ -103,9 +104,9 @@ const bool registered = register_command(
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
        command.add_option("--encrypt-key-file", options->key_file, "AES-256 key file: encrypt the weights");
        command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");

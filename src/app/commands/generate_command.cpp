@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
@@ -260,9 +262,12 @@ void add_options(CLI::App& command, GenerateOptions& options) {
   command.add_option("--key-file", options.key_file, "AES-256 key of an encrypted --artifact");
   command.add_option("--prompt", options.params.prompt, "What to draw")->required();
   command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
-  command.add_option("--steps", options.params.steps, "Denoising steps")->default_val(20);
+  command.add_option("--steps", options.params.steps, "Denoising steps")
+      ->default_val(20)
+      ->check(integer_range(1, std::numeric_limits<int>::max()));
   command.add_option("--guidance", options.params.guidance_scale, "Classifier-free guidance scale (<= 1: off)")
-      ->default_val(7.5);
+      ->default_val(7.5)
+      ->check(number_range());
   command.add_option("--scheduler", options.scheduler,
                      "Scheduler name: " + schedulers::join_names(schedulers::scheduler_names()) +
                          " (default: the model's scheduler_config.json)");
@@ -272,13 +277,15 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                      "Seed: an integer from 0 to 2^64-1, or -1 (the default) for a random one, printed and recorded "
                      "in the PNG; image i uses seed + i");
   command.add_option("--width", options.params.width, "Image width, a multiple of 8 (default: the model's size)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
   command.add_option("--height", options.params.height, "Image height, a multiple of 8 (default: the model's size)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
   command.add_option("--batch-count", options.params.batch_count, "Images to make: out-0.png, out-1.png, ...")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(integer_range(1, kMaxBatchCount));
   command.add_option("--init-image", options.init_image, "img2img: start from this PNG (RGB, RGBA or gray)");
-  command.add_option("--strength", options.strength, "img2img: how much to repaint, in (0, 1] (default 0.8)");
+  command.add_option("--strength", options.strength, "img2img: how much to repaint, in (0, 1] (default 0.8)")
+      ->check(number_range());
   command.add_option("--init-latents", options.init_latents,
                      "txt2img: start from these standard-normal latents (safetensors, one tensor [N,4,h,w])");
   command.add_option("--save-latents", options.save_latents, "Write the final latents (tensor 'latents') here");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,9 +15,10 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/number_ranges.h"
+#include "backends/artifact_backend.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
-#include "backends/artifact_backend.h"
 
 namespace websd::app {
 namespace {
@@ -38,9 +40,8 @@ struct Row {
 };
 
 void run_profile(const ProfileOptions& options) {
-  if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
-  backends::ArtifactBackend backend(options.artifact,
-                                  options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
+  backends::ArtifactBackend backend(
+      options.artifact, options.key_file.empty() ? std::nullopt : std::optional<std::string>(options.key_file));
   const std::vector<std::string> functions = backend.function_names();
   if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {
     std::string names;
@@ -74,10 +75,14 @@ void run_profile(const ProfileOptions& options) {
   const double between_ms = std::max(0.0, wall_ms - kernels_ms);
 
   if (options.json) {
-    nlohmann::json out = {{"artifact", options.artifact},   {"function", options.function},
-                          {"runs", options.runs},           {"warmup_ms", warmup * 1e3},
-                          {"wall_ms", wall_ms},             {"kernels_ms", kernels_ms},
-                          {"between_launches_ms", between_ms}, {"kernels", nlohmann::json::array()}};
+    nlohmann::json out = {{"artifact", options.artifact},
+                          {"function", options.function},
+                          {"runs", options.runs},
+                          {"warmup_ms", warmup * 1e3},
+                          {"wall_ms", wall_ms},
+                          {"kernels_ms", kernels_ms},
+                          {"between_launches_ms", between_ms},
+                          {"kernels", nlohmann::json::array()}};
     for (const Row& row : rows) {
       out["kernels"].push_back({{"kernel", row.kernel},
                                 {"shapes", row.shapes},
@@ -92,7 +97,7 @@ void run_profile(const ProfileOptions& options) {
   std::printf("%s: %s, %d runs after a warm-up of %.1f ms; wall %.1f ms per run\n", options.artifact.c_str(),
               options.function.c_str(), options.runs, warmup * 1e3, wall_ms);
   std::printf("%10s %7s %6s %8s  %-28s %s\n", "ms/run", "%", "calls", "GFLOP/s", "kernel", "shapes");
-  const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(options.top, 0)));
+  const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(options.top));
   double rest_ms = 0, rest_calls = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
@@ -116,13 +121,17 @@ void run_profile(const ProfileOptions& options) {
 }
 
 const bool registered = register_command(
-    {"profile", "Time every kernel of one function of a compiled artifact",
-     [](CLI::App& command) {
+    {"profile", "Time every kernel of one function of a compiled artifact", [](CLI::App& command) {
        auto options = std::make_shared<ProfileOptions>();
        command.add_option("--artifact", options->artifact, "artifact directory (websd build)")->required();
-       command.add_option("--function", options->function, "function to run (see websd inspect)")->capture_default_str();
-       command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")->capture_default_str();
-       command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")->capture_default_str();
+       command.add_option("--function", options->function, "function to run (see websd inspect)")
+           ->capture_default_str();
+       command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
+       command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
        command.add_flag("--json", options->json, "print JSON instead of a table");
        command.add_option("--key-file", options->key_file, "AES-256 key of an encrypted artifact");
        command.callback([options] { run_profile(*options); });
