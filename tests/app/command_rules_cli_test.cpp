@@ -1,11 +1,12 @@
 // One rule for every command (issue 19): outputs (io/output_paths.h) checked before any work, quickly
 // however many a command names, and replaced only with --force; numeric options refused in one short
-// line.
+// line; import --verify refusing what generate would refuse.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "support/cli_checks.h"
@@ -108,6 +109,21 @@ TEST(NumberOptions, AValueOutOfRangeIsOneShortLineNamingTheRange) {
     EXPECT_FALSE(std::regex_search(result.err, long_number)) << result.err;
   }
   EXPECT_TRUE(fs::is_empty(dir));
+}
+
+// import --verify checks the image size generate makes by default (the UNet's sample_size times the
+// VAE's scale) as generate checks it, and names the key and its value.
+TEST(ImportVerify, ASampleSizeWhoseDefaultImageGenerateRefusesIsRefused) {
+  const std::string model = copy_fixture("rules-sample-size");
+  const std::string config = model + "/unet/config.json";
+  nlohmann::json unet;
+  std::ifstream(config) >> unet;
+  unet["sample_size"] = 17;
+  std::ofstream(config) << unet.dump();
+  expect_error(run_websd({"import", "--model", model, "--verify"}),
+               {config + ": sample_size 17 makes generate's default image 136x136", "not a positive multiple of"});
+  expect_error(run_websd(generate_args(model, make_temp_dir("rules-sample-out") + "/a.png")),
+               {"width 136 is not a positive multiple of"});
 }
 
 }  // namespace
