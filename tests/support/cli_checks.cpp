@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,21 @@ std::vector<std::string> generate_args(const std::string& model, const std::stri
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+CommandResult run_websd_with_address_limit(const std::vector<std::string>& args, std::uint64_t bytes) {
+  const std::string dir = make_temp_dir("limited");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const rlimit limit{bytes, bytes};
+    ::setrlimit(RLIMIT_AS, &limit);
+    exec_websd(args, dir + "/stdout", dir + "/stderr");
+  }
+  CommandResult result;
+  result.exit_code = wait_websd(pid);
+  result.out = read_all(dir + "/stdout");
+  result.err = read_all(dir + "/stderr");
+  return result;
 }
 
 pid_t spawn_websd(const std::vector<std::string>& args) {

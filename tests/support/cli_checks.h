@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -25,6 +26,10 @@ std::vector<std::string> generate_args(const std::string& model, const std::stri
                                        std::initializer_list<std::string> more = {});
 
 std::string read_all(const std::string& path);
+
+// run_websd under an address-space limit of `bytes` (RLIMIT_AS, as `ulimit -v` sets it), which
+// websd's memory check honours (io/system_memory.h).
+CommandResult run_websd_with_address_limit(const std::vector<std::string>& args, std::uint64_t bytes);
 
 // Starts websd with `args` in the background (its output discarded); returns its pid.
 pid_t spawn_websd(const std::vector<std::string>& args);
