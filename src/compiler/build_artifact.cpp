@@ -132,6 +132,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   // The output and the key are checked before any compiling.
   artifact::ArtifactWriterOptions writer_options;
   if (options.key_file) writer_options.key = artifact::read_artifact_key(*options.key_file);
+  for (const std::string& path : artifact::remove_abandoned_staging(options.out)) {
+    say(options, "removed " + path + ", left by a build that was killed");
+  }
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));

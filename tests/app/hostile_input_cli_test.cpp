@@ -147,8 +147,8 @@ TEST(HostileOutputs, AnInterruptedBuildOrGenerateLeavesNothingBehind) {
     // The compiler's scratch folder is named for its build process: one whose process is gone is
     // debris (others belong to builds that tests running alongside have under way).
     const std::string name = item.path().filename().string();
-    if (name.rfind("websd-build-", 0) == 0) {
-      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 12));
+    if (name.rfind("websd-kernels-", 0) == 0) {
+      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 14));
       EXPECT_EQ(::kill(owner, 0), 0) << item.path() << " left by a process that is gone";
     }
   }

@@ -1,4 +1,7 @@
-// Interrupted builds (issue 19): after SIGINT no compiler process that websd started outlives it.
+// Interrupted and killed builds (issue 19): after SIGINT no compiler process that websd started
+// outlives it, and the staging folder of a build killed outright (SIGKILL: no cleanup can run) is
+// removed by the next build of the same artifact, while a live build's is left alone
+// (io/folder_lock.h).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -54,6 +57,14 @@ bool wait_until(const std::function<bool()>& found) {
   return true;
 }
 
+std::vector<std::string> staging_folders(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("art.websd-partial-", 0) == 0) found.push_back(entry.path().string());
+  }
+  return found;
+}
+
 std::vector<std::string> build_args(const std::string& out) {
   return {"build", "--model", fixture_model(), "--target", "cpu", "--out", out};
 }
@@ -78,6 +89,38 @@ TEST(Interrupts, NoCompilerProcessOutlivesAnInterruptedBuild) {
         << " is still running";
   }
   EXPECT_TRUE(fs::is_empty(dir)) << "debris in " << dir;
+}
+
+TEST(Interrupts, TheNextBuildRemovesWhatAKilledBuildLeftButNotWhatALiveBuildHolds) {
+  const std::string dir = make_temp_dir("interrupt-killed");
+  const std::string art = dir + "/art";
+  // A build killed outright while it writes: stopped at once, so that it holds its staging folder
+  // while the live build below starts.
+  const pid_t killed = spawn_websd(build_args(art));
+  ASSERT_TRUE(wait_until([&] { return staging_folders(dir).size() == 1; }));
+  ::kill(killed, SIGSTOP);
+  const std::string abandoned = staging_folders(dir).front();
+  // A live build of the same artifact, stopped while it holds its own.
+  const pid_t live = spawn_websd(build_args(art));
+  ASSERT_TRUE(wait_until([&] { return staging_folders(dir).size() == 2; }));
+  ::kill(live, SIGSTOP);
+  const std::vector<std::string> folders = staging_folders(dir);
+  const std::string held = folders[0] == abandoned ? folders[1] : folders[0];
+  ::kill(killed, SIGKILL);
+  EXPECT_EQ(wait_websd(killed), 128 + SIGKILL);
+  ASSERT_TRUE(fs::exists(abandoned)) << "SIGKILL leaves the staging folder";
+
+  const CommandResult next = run_websd(build_args(art));
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_NE(next.err.find("removed " + abandoned + ", left by a build that was killed"), std::string::npos) << next.err;
+  EXPECT_FALSE(fs::exists(abandoned));
+  EXPECT_TRUE(fs::exists(held)) << "a live build's staging folder was removed";
+  EXPECT_TRUE(fs::exists(art + "/manifest.json"));
+
+  ::kill(live, SIGTERM);
+  ::kill(live, SIGCONT);
+  EXPECT_EQ(wait_websd(live), 128 + SIGTERM);
+  EXPECT_FALSE(fs::exists(held)) << "the live build removes its own folder when interrupted";
 }
 
 }  // namespace
