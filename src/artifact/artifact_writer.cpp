@@ -54,8 +54,13 @@ std::string without_trailing_slashes(std::string dir) {
   return dir;
 }
 
-// Checks the destination and the options, then creates the staging directory with its weights/.
-std::string create_staging_dir(const std::string& dir, const std::string& target, std::uint64_t shard_limit_bytes) {
+// The staging directories of `dir` are named for it, so that a later build finds those a killed one left.
+std::string staging_prefix(const std::string& dir) { return fs::path(dir).filename().string() + ".websd-partial-"; }
+
+// Checks the destination and the options, then creates the staging directory with its weights/,
+// locked (io/folder_lock.h) for as long as this writer lives.
+std::string create_staging_dir(const std::string& dir, const std::string& target, std::uint64_t shard_limit_bytes,
+                               FolderLock& lock) {
   if (target.empty()) throw Error("artifact", dir + ": the target is empty (cpu, cuda or webgpu)");
   if (shard_limit_bytes == 0) throw Error("artifact", dir + ": the shard limit is 0 bytes (use at least 1)");
   std::error_code error;
@@ -73,7 +78,8 @@ std::string create_staging_dir(const std::string& dir, const std::string& target
                                   "output or remove it)");
     }
   }
-  const std::string staging = make_sibling_dir(dir, "partial");
+  lock = FolderLock::create((fs::path(dir).parent_path() / (staging_prefix(dir) + "XXXXXX")).string(), "artifact");
+  const std::string staging = lock.path();
   fs::create_directory(fs::path(staging) / kWeightsDir, error);
   if (error) {
     std::error_code ignored;
@@ -89,9 +95,15 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::vector<std::string> remove_abandoned_staging(const std::string& dir) {
+  const std::string out = without_trailing_slashes(dir);
+  const fs::path parent = fs::path(out).parent_path();
+  return remove_abandoned_folders(parent.empty() ? "." : parent.string(), staging_prefix(out));
+}
+
 ArtifactWriter::ArtifactWriter(std::string dir, std::string target, ArtifactWriterOptions options)
     : dir_(without_trailing_slashes(std::move(dir))),
-      staging_cleanup_([&] { return create_staging_dir(dir_, target, options.shard_limit_bytes); }),
+      staging_cleanup_([&] { return create_staging_dir(dir_, target, options.shard_limit_bytes, staging_lock_); }),
       staging_dir_(staging_cleanup_.path()),
       key_(std::move(options.key)),
       signing_key_(std::move(options.signing_key)),

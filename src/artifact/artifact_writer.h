@@ -13,12 +13,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "artifact/artifact_key.h"
 #include "artifact/artifact_manifest.h"
 #include "artifact/artifact_signing_key.h"
 #include "artifact/weight_index.h"
 #include "artifact/weight_shard_writer.h"
+#include "io/folder_lock.h"
 #include "io/interrupt_cleanup.h"
 
 namespace websd::artifact {
@@ -30,6 +32,10 @@ struct ArtifactWriterOptions {
   // When set, the seal carries this key's Ed25519 signature of the manifest.
   std::shared_ptr<const ArtifactSigningKey> signing_key;
 };
+
+// Removes the staging directories that writers of `dir` left when they were killed (their lock is
+// free); a live writer's is kept. Returns the paths removed.
+std::vector<std::string> remove_abandoned_staging(const std::string& dir);
 
 class ArtifactWriter {
  public:
@@ -59,6 +65,7 @@ class ArtifactWriter {
   void commit_staging();
 
   std::string dir_;
+  FolderLock staging_lock_;             // on the staging directory, taken as staging_cleanup_ creates it
   CleanupOnInterrupt staging_cleanup_;  // makes the staging directory; removes it if the build is interrupted
   std::string staging_dir_;
   std::optional<ArtifactKey> key_;  // before shards_, which points into it

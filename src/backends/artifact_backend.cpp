@@ -8,6 +8,7 @@
 #include <span>
 
 #include "artifact/artifact.h"
+#include "backends/cpu_memory_check.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
@@ -119,7 +120,12 @@ struct ArtifactBackend::State {
   runtime::Executor& executor(const std::string& symbol) {
     activate(symbol);
     if (const auto found = executors.find(symbol); found != executors.end()) return *found->second;
-    auto made = std::make_unique<runtime::Executor>(device, list_of(symbol), runtime::artifact_kernel_files(artifact));
+    // The network's weights are loaded already when another of its functions has an executor.
+    const runtime::LaunchList& list = list_of(symbol);
+    const bool loaded = std::any_of(executors.begin(), executors.end(),
+                                    [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
+    require_memory(list, cpu_memory_need(list, !loaded));
+    auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights);
     made->set_profile(profile);
     return *executors.emplace(symbol, std::move(made)).first->second;
@@ -181,6 +187,20 @@ std::string ArtifactBackend::scheduler_config_origin() const {
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
   state_->profile = profile;
   for (auto& [symbol, executor] : state_->executors) executor->set_profile(profile);
+}
+
+void ArtifactBackend::check_memory(const RunShapes& run) {
+  // The functions a run calls, as encode_text, vae_encode, unet/unet_guided and vae_decode pick them.
+  std::vector<std::string> symbols = {run.text_rows == 2 ? "clip" : "clip_b1"};
+  if (run.init_image) symbols.push_back("vae_encode");
+  symbols.push_back(run.guided ? "unet_cfg" : "unet_b1");
+  symbols.push_back("vae_decode");
+  symbols.push_back("image_to_rgba");
+  for (const std::string& symbol : symbols) {
+    const runtime::LaunchList& list = state_->list_of(symbol);
+    require_memory(list, cpu_memory_need(list, true));
+  }
+  cpu::conv_release_caches();  // the plans the workspace estimates made; each network makes its own
 }
 
 HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

@@ -48,6 +48,9 @@ class ArtifactBackend final : public DiffusionBackend {
   ArtifactBackend& operator=(const ArtifactBackend&) = delete;
 
   const ModelInfo& info() const override;
+  // Checks each function the run calls, alone (as Residency::kOneNetwork runs them): its memory
+  // plan's arenas, its weights as float32 and the convolutions' workspace.
+  void check_memory(const RunShapes& run) override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
   // Device tensors are buffers of the backend's device; a download must be waited for before the

@@ -10,13 +10,13 @@
 #include <span>
 #include <vector>
 
+#include "backends/cpu_memory_check.h"
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
 #include "compiler/target.h"
 #include "core/error.h"
 #include "graph/op_registry.h"
 #include "import/diffusers_checkpoint.h"
-#include "io/system_memory.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/model_params.h"
 #include "passes/launch_lowering.h"
@@ -34,41 +34,6 @@ namespace websd::backends {
 namespace {
 
 using Key = std::vector<std::int64_t>;
-
-// Refuses, before anything is allocated, a network whose planned intermediates (plus its float32
-// weights when they are not loaded yet, the convolutions' workspace outside the arena and a margin
-// for other kernels' buffers) exceed the memory the machine has available: an absurd image size
-// fails with the figure instead of running into the kernel's OOM killer or std::bad_alloc minutes
-// later.
-void require_memory(const graph::Function& function, const passes::MemoryPlan& plan, bool weights_to_load) {
-  constexpr std::uint64_t kWorkspaceMargin = 512ull << 20;
-  std::uint64_t weight_bytes = 0;
-  if (weights_to_load) {
-    for (const auto id : function.weights()) {
-      weight_bytes += static_cast<std::uint64_t>(shape_numel(function.value(id).type.shape)) * sizeof(float);
-    }
-  }
-  std::vector<cpu::ConvGeometry> convolutions;
-  for (const auto& node : function.nodes()) {
-    if (node.op->name != "conv2d_nhwc") continue;
-    std::vector<const TensorType*> types;
-    for (const auto input : node.inputs) types.push_back(&function.value(input).type);
-    convolutions.push_back(cpu::conv2d_nhwc_geometry(types, node.attrs, function.value(node.outputs[0]).type));
-  }
-  const std::uint64_t workspace = cpu::conv_workspace_bytes(convolutions) + kWorkspaceMargin;
-  const auto intermediates = static_cast<std::uint64_t>(plan.arena_bytes);
-  const std::uint64_t needed = intermediates + weight_bytes + workspace;
-  const std::optional<std::uint64_t> available = available_memory_bytes();
-  if (!available || needed <= *available) return;
-  std::string inputs;
-  for (const auto id : function.inputs()) {
-    inputs += (inputs.empty() ? "" : ", ") + shape_to_string(function.value(id).type.shape);
-  }
-  throw Error("engine", function.symbol() + " for inputs " + inputs + " needs about " + gibibytes_text(needed) +
-                            " (intermediates " + gibibytes_text(intermediates) + ", weights " +
-                            gibibytes_text(weight_bytes) + ", workspace " + gibibytes_text(workspace) +
-                            "); this machine has " + gibibytes_text(*available) + " available (choose a smaller size)");
-}
 
 // The weights of one compiled function for runtime::Executor: the component's float32 tensors,
 // made by the pass list's recipes (merged projections) and packed as the function's convolutions
@@ -100,21 +65,29 @@ class ComponentWeightSource final : public runtime::WeightSource {
 // function compiled by the cpu target's pass list (as in an artifact: DCE, constant folding,
 // channels-last, fusions, merged projections, tuning), memory-planned and lowered to a launch list,
 // on runtime::Executor over the CPU device: intermediates live in planned arenas, as in an artifact.
+// The compiled lists are kept when the executors are released: a network called again, or checked
+// before its first call (check_memory), is compiled once.
 struct ExecutorCache {
+  struct Compiled {
+    runtime::LaunchList list;
+    std::map<std::string, ComponentWeightSource::Weight> made;
+  };
+
   compiler::ComponentWeights* weights = nullptr;
   cpu::CpuDevice* device = nullptr;
+  std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
   runtime::OpProfile* profile = nullptr;
   const tuning::TuningDb* tuning_db = nullptr;
-  std::map<Key, TuningCoverage> coverage;  // kept when the executors are released
+  std::map<Key, TuningCoverage> coverage;
 
   void set_profile(runtime::OpProfile* into) {
     profile = into;
     for (auto& [key, executor] : executors) executor->set_profile(into);
   }
 
-  runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
-    if (const auto found = executors.find(key); found != executors.end()) return *found->second;
+  const Compiled& compile(const Key& key, const std::function<graph::Function()>& build) {
+    if (const auto found = compiled.find(key); found != compiled.end()) return found->second;
     // The cpu target's own pass list, as `websd build` runs it; its fused elementwise groups run
     // on the runtime's interpreting kernel instead of a generated library.
     std::vector<passes::WeightRecipe> recipes;
@@ -126,20 +99,32 @@ struct ExecutorCache {
     hooks.on_tuning = [&](std::size_t tuned, std::size_t tunable) { coverage[key] = {tuned, tunable}; };
     const graph::Function function = passes::run_pipeline(build(), compiler::cpu_target().pass_list(hooks)).function;
     std::vector<runtime::LaunchWeight> placements;
-    std::map<std::string, ComponentWeightSource::Weight> made;
+    Compiled result;
     const std::vector<passes::WeightRecipe> all_recipes = passes::weight_recipes_for(function, recipes);
     for (std::size_t w = 0; w < function.weights().size(); ++w) {
       const graph::ValueId id = function.weights()[w];
       const graph::Value& value = function.value(id);
       std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
       placements.push_back({value.name, packing ? packing->layout : "", value.type});
-      made.emplace(value.name, ComponentWeightSource::Weight{all_recipes[w], std::move(packing)});
+      result.made.emplace(value.name, ComponentWeightSource::Weight{all_recipes[w], std::move(packing)});
     }
-    const passes::MemoryPlan plan = passes::plan_memory(function);
-    require_memory(function, plan, weights->loaded_count() == 0);
-    auto executor = std::make_unique<runtime::Executor>(
-        *device, passes::lower_to_launch_list(function, plan, std::move(placements)));
-    ComponentWeightSource source(*weights, function.symbol(), std::move(made));
+    result.list = passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements));
+    return compiled.emplace(key, std::move(result)).first->second;
+  }
+
+  // Refuses the function for `key` when it does not fit in the memory available now (with its
+  // weights, unless the network has them loaded).
+  void check(const Key& key, const std::function<graph::Function()>& build) {
+    const Compiled& function = compile(key, build);
+    require_memory(function.list, cpu_memory_need(function.list, weights->loaded_count() == 0));
+  }
+
+  runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
+    if (const auto found = executors.find(key); found != executors.end()) return *found->second;
+    check(key, build);
+    const Compiled& function = compiled.at(key);
+    auto executor = std::make_unique<runtime::Executor>(*device, function.list);
+    ComponentWeightSource source(*weights, function.list.symbol, function.made);
     executor->bind_weights(source);
     executor->set_profile(profile);
     return *executors.emplace(key, std::move(executor)).first->second;
@@ -255,6 +240,23 @@ TuningCoverage CheckpointBackend::tuning_coverage() const {
     }
   }
   return total;
+}
+
+void CheckpointBackend::check_memory(const RunShapes& run) {
+  State& state = *state_;
+  state.clip_executors.check({run.text_rows, run.tokens},
+                             [&] { return clip_text_graph(state.clip, run.text_rows, run.tokens); });
+  if (run.init_image) {
+    const Shape& image = *run.init_image;
+    state.encode_executors.check(image, [&] { return vae_encode_graph(state.vae, image[0], image[2], image[3]); });
+  }
+  const Shape& latents = run.latents;
+  const std::int64_t batch = run.guided ? 2 : 1;
+  state.unet_executors.check({batch, latents[2], latents[3], run.tokens},
+                             [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); });
+  state.decode_executors.check(latents,
+                               [&] { return vae_decode_graph(state.vae, latents[0], latents[2], latents[3]); });
+  cpu::conv_release_caches();  // the plans the workspace estimates made; each network makes its own
 }
 
 HostTensor CheckpointBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

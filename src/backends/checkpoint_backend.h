@@ -57,6 +57,9 @@ class CheckpointBackend final : public HostBackend {
   CheckpointBackend& operator=(const CheckpointBackend&) = delete;
 
   const ModelInfo& info() const override;
+  // Compiles every network of the run (kept for its calls) and checks each, alone, as
+  // Residency::kOneNetwork runs them: intermediates, float32 weights and workspace.
+  void check_memory(const RunShapes& run) override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
 

@@ -136,6 +136,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
     writer_options.signing_key = std::make_shared<const artifact::ArtifactSigningKey>(
         artifact::ArtifactSigningKey::read(*options.sign_key_file));
   }
+  for (const std::string& path : artifact::remove_abandoned_staging(options.out)) {
+    say(options, "removed " + path + ", left by a build that was killed");
+  }
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));

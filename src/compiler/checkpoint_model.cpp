@@ -5,16 +5,19 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/message_text.h"
 
 namespace websd::compiler {
 namespace {
 
-// The name shown to users and written into PNG metadata: the checkpoint folder's (or file's) name.
+// The name shown to users and written into PNG metadata and an artifact's manifest: the checkpoint
+// folder's (or file's) name. A name may hold any byte but '/': those that are not UTF-8 (which JSON
+// cannot carry) and control characters are escaped, as error messages escape them.
 std::string model_name(const std::string& dir) {
   std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();  // "models/sd15/" -> "sd15"
   const std::string name = path.filename().string();
-  return name.empty() || name == "." ? std::filesystem::absolute(path).filename().string() : name;
+  return message_safe(name.empty() || name == "." ? std::filesystem::absolute(path).filename().string() : name);
 }
 
 void check_networks_fit(const CheckpointModel& model, const std::string& dir) {

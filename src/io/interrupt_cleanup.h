@@ -1,13 +1,16 @@
 // What an interrupted websd leaves behind: nothing. Writers register the temporary files and
-// partial folders they create (CleanupOnInterrupt, for as long as they exist); when the process gets
-// SIGINT, SIGTERM or SIGHUP, one thread removes every registered path and the process exits with
+// partial folders they create (CleanupOnInterrupt, for as long as they exist), and code that starts
+// a child process registers it (StopOnInterrupt, while it runs); when the process gets SIGINT,
+// SIGTERM or SIGHUP, one thread kills every registered child's process group and reaps it (the
+// child and whatever it started), then removes every registered path, and the process exits with
 // status 128 + signal. The signals are taken by sigwait in a thread of their own (installed first
-// thing in main, so every later thread inherits the blocked mask), so the removal runs in ordinary
+// thing in main, so every later thread inherits the blocked mask), so the cleanup runs in ordinary
 // code, not in a signal handler. Children that websd starts must unblock them (see
 // interrupt_signal_mask()). Thread-safe.
 #pragma once
 
 #include <signal.h>
+#include <sys/types.h>
 
 #include <functional>
 #include <string>
@@ -31,7 +34,26 @@ class CleanupOnInterrupt {
   std::string path_;
 };
 
+// A child process that an interrupt stops: `spawn` starts it as the leader of a new process group
+// (posix_spawn's POSIX_SPAWN_SETPGROUP with group 0) and returns its pid, or -1 when it could not
+// start it; it is registered in the same step, so an interrupt cannot fall between the two.
+// Registered until destroyed (after the caller has waited for the child).
+class StopOnInterrupt {
+ public:
+  explicit StopOnInterrupt(const std::function<pid_t()>& spawn);
+  ~StopOnInterrupt();
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 // Blocks the interrupt signals in the calling thread and starts the thread that waits for them.
+// websd becomes the subreaper of its descendants (PR_SET_CHILD_SUBREAPER), so the processes a
+// child started are websd's to reap once the child is gone.
 // `on_interrupt` runs first (e.g. to end an open progress line and say why the command stops).
 // Call once, before any other thread exists; without it registrations are harmless no-ops.
 void install_interrupt_cleanup(std::function<void(int signal)> on_interrupt);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,11 +34,25 @@ struct ModelInfo {
   std::string name;  // shown to users and written into PNG metadata
 };
 
+// The networks one generation run calls, with their inputs' shapes, known before the first call.
+struct RunShapes {
+  std::int64_t text_rows = 1;       // prompt rows the text encoder encodes at once: 2 with guidance
+  std::int64_t tokens = 77;         // per row
+  Shape latents;                    // [1, C, h, w]: the UNet's sample and the VAE decoder's input
+  bool guided = false;              // the UNet runs on the batch (sample, sample): unet_guided
+  std::optional<Shape> init_image;  // [1, 3, H, W]: the VAE encoder's input (img2img)
+};
+
 class DiffusionBackend {
  public:
   virtual ~DiffusionBackend() = default;
 
   virtual const ModelInfo& info() const = 0;
+
+  // Refuses, before any network runs, a run whose networks will not fit in the memory available:
+  // websd::Error naming the network, what it needs and what is available. A backend that cannot
+  // tell accepts every run.
+  virtual void check_memory(const RunShapes& run) { (void)run; }
 
   // Run once per generation run, on host tensors (their results are checked on the host):
   // ids: [batch, 77] token ids -> [batch, 77, hidden].

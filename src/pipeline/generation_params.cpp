@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "pipeline/finite_check.h"
+#include "pipeline/parameters_escape.h"
 #include "pipeline/tokenizer/utf8_text.h"
 
 namespace websd {
@@ -123,12 +124,14 @@ GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& in
 
 std::string generation_parameters_text(const GenerationParams& params, int index, const std::string& sampler,
                                        const std::string& model, bool img2img) {
-  std::string text = params.prompt + "\n";
-  if (!params.negative_prompt.empty()) text += "Negative prompt: " + params.negative_prompt + "\n";
-  text += "Steps: " + std::to_string(params.steps) + ", Sampler: " + sampler +
+  std::string text = parameters_prompt(params.prompt, true) + "\n";
+  if (!params.negative_prompt.empty()) {
+    text += "Negative prompt: " + parameters_prompt(params.negative_prompt, false) + "\n";
+  }
+  text += "Steps: " + std::to_string(params.steps) + ", Sampler: " + parameters_field_value(sampler) +
           ", CFG scale: " + format_number(params.guidance_scale) +
           ", Seed: " + std::to_string(params.seed + static_cast<std::uint64_t>(index)) +
-          ", Size: " + size_text(params.width, params.height) + ", Model: " + model;
+          ", Size: " + size_text(params.width, params.height) + ", Model: " + parameters_field_value(model);
   if (img2img) text += ", Denoising strength: " + format_number(params.strength);
   return text;
 }

@@ -60,6 +60,8 @@ GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& in
 //   <prompt>
 //   Negative prompt: <negative prompt>
 //   Steps: 20, Sampler: Euler a, CFG scale: 7.5, Seed: 42, Size: 512x512, Model: sd15[, Denoising strength: 0.75]
+// with the prompts and the model's name escaped (parameters_escape.h): valid UTF-8, no control
+// characters, and no line or field but these.
 std::string generation_parameters_text(const GenerationParams& params, int index, const std::string& sampler,
                                        const std::string& model, bool img2img);
 

@@ -44,6 +44,16 @@ GenerationSession::GenerationSession(DiffusionBackend& backend, const ClipTokeni
 
 void GenerationSession::prepare() {
   const GenerationParams& params = request_.params;
+  // Every network of the run is checked before the first runs: a decode that cannot fit fails now,
+  // not after the denoising steps.
+  const ModelInfo& info = backend_.info();
+  RunShapes run;
+  run.guided = guidance_enabled(params.guidance_scale);
+  run.text_rows = run.guided ? 2 : 1;
+  run.tokens = info.max_tokens;
+  run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor, params.width / info.vae_scale_factor};
+  if (request_.init_image) run.init_image = Shape{1, 3, params.height, params.width};
+  backend_.check_memory(run);
   event_.stage = "encode prompt";
   context_ = run_stage(progress_, event_, [&] {
     return backend_.upload(encode_prompt_context(backend_, tokenizer_, params.prompt, params.negative_prompt,

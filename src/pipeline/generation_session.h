@@ -2,7 +2,8 @@
 // (a browser tab awaiting WebGPU's read-back) can drive it between awaits:
 //
 //   GenerationSession session(backend, tokenizer, request, scheduler, progress);
-//   session.prepare();                        // the prompt (and init image) encoded once per run,
+//   session.prepare();                        // every network's memory checked, the prompt (and
+//                                             // init image) encoded once per run,
 //                                             // the text context uploaded to the device once
 //   for (int i = 0; i < session.image_count(); ++i) {
 //     session.start_image(i);                 // seed + i: generator, scheduler restarted, start latents
@@ -46,7 +47,8 @@ class GenerationSession {
   const GenerationRequest& request() const { return request_; }
   int image_count() const { return request_.params.batch_count; }
 
-  // Encodes the prompt and, for img2img, the init image. Call once, before start_image.
+  // Checks that every network of the run fits in memory (DiffusionBackend::check_memory), then
+  // encodes the prompt and, for img2img, the init image. Call once, before start_image.
   void prepare();
   // Begins image `index` (0 <= index < image_count()); returns its number of denoising steps.
   int start_image(int index);

@@ -234,7 +234,9 @@ TEST(BuildCommand, RefusesToReplaceAFolderThatIsNotAnArtifact) {
   const fs::path out = parent / "photos";
   fs::create_directories(out);
   write_text(out / "holiday.txt", "keep me");
-  const CommandResult result = run_websd({"build", "--model", tiny_model(), "--target", "cpu", "--out", out.string()});
+  // --force replaces a previous artifact only, never another folder.
+  const CommandResult result =
+      run_websd({"build", "--model", tiny_model(), "--target", "cpu", "--out", out.string(), "--force"});
   EXPECT_EQ(result.exit_code, 1) << describe(result);
   EXPECT_EQ(result.out, "") << describe(result);
   // One error line, before any compiling: the output is checked first.
@@ -272,7 +274,7 @@ TEST(GenerateCommand, ASizeTheArtifactWasNotBuiltForAsksForARebuildAndLeavesTheO
   const std::string dir = make_temp_dir("gen-size");
   write_text(dir + "/a.png", "an older image");
   const CommandResult result = run_websd({"generate", "--artifact", plain_artifact(), "--prompt", "x", "--steps", "2",
-                                          "--seed", "1", "--width", "256", "--out", dir + "/a.png"});
+                                          "--seed", "1", "--width", "256", "--out", dir + "/a.png", "--force"});
   EXPECT_EQ(result.exit_code, 1) << describe(result);
   const auto lines = lines_of(result.err);
   ASSERT_FALSE(lines.empty());

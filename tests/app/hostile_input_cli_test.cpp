@@ -2,7 +2,6 @@
 // special files, links or inputs (refused before any work, nothing touched), interrupted commands
 // (nothing left behind), sizes and seeds out of range, absurd configs, non-finite values, and
 // options that do not apply. Each case: exit status, one error line naming the cause.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -14,11 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "io/png_file.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
+#include "support/cli_checks.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 
@@ -27,37 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-std::string fixture_model() { return fixture_path("tiny-sd15/model"); }
-
-std::string copy_fixture(const std::string& tag) {
-  const std::string dir = make_temp_dir(tag) + "/model";
-  fs::copy(fixture_model(), dir, fs::copy_options::recursive);
-  return dir;
-}
-
-void expect_error(const CommandResult& result, std::initializer_list<std::string> parts, int code = 1) {
-  EXPECT_EQ(result.exit_code, code) << result.err << result.out;
-  const std::size_t start = result.err.rfind("websd: error: ");
-  ASSERT_NE(start, std::string::npos) << result.err;
-  const std::string line = result.err.substr(start);
-  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << result.err;
-  EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
-  for (const auto& part : parts) EXPECT_NE(line.find(part), std::string::npos) << line << "\nlacks: " << part;
-}
-
-std::vector<std::string> generate(const std::string& model, const std::string& out,
-                                  std::initializer_list<std::string> more = {}) {
-  std::vector<std::string> args = {"generate", "--model", model, "--prompt", "a boat", "--steps",
-                                   "1",        "--seed",  "1",   "--out",    out};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The fixture's compiled artifact, built once per process.
 const std::string& tiny_artifact() {
@@ -80,8 +48,8 @@ TEST(HostileOutputs, SpecialFilesAndLinksAreRefusedByEveryCommandAndLeftAsTheyWe
   for (const std::string& special : {std::string("/dev/null"), fifo, dir + "/link.png"}) {
     const bool link = special == dir + "/link.png";
     const std::string why = link ? "symbolic link" : (special == fifo ? "a FIFO" : "a device");
-    expect_error(run_websd(generate(fixture_model(), special)), {"--out " + special, why});
-    expect_error(run_websd(generate(fixture_model(), dir + "/ok.png", {"--save-latents", special})),
+    expect_error(run_websd(generate_args(fixture_model(), special)), {"--out " + special, why});
+    expect_error(run_websd(generate_args(fixture_model(), dir + "/ok.png", {"--save-latents", special})),
                  {"--save-latents " + special, why});
     expect_error(run_websd({"noise", "--seed", "1", "--shape", "1,4", "--out", special}), {"--out " + special, why});
     expect_error(run_websd({"tune", "--model", fixture_model(), "--target", "cpu", "--db", special}),
@@ -110,26 +78,27 @@ TEST(HostileOutputs, AnOutputThatIsAnInputIsRefusedBeforeAnyWork) {
   const std::string before = read_all(weights);
   const std::string dir = make_temp_dir("hostile-inputs-out");
   const std::string init = dir + "/init.png";
-  ASSERT_EQ(run_websd(generate(model, init)).exit_code, 0);
+  ASSERT_EQ(run_websd(generate_args(model, init)).exit_code, 0);
   const std::string init_bytes = read_all(init);
   const std::string latents = dir + "/latents.safetensors";
   ASSERT_EQ(run_websd({"noise", "--seed", "2", "--shape", "1,4,16,16", "--out", latents}).exit_code, 0);
   const std::string scheduler = dir + "/scheduler.json";
   fs::copy_file(model + "/scheduler/scheduler_config.json", scheduler);
 
-  expect_error(run_websd(generate(model, weights)), {"--out " + weights, "lies inside the input --model"});
-  expect_error(run_websd(generate(model, init, {"--init-image", init})), {"is the input --init-image"});
-  expect_error(run_websd(generate(model, dir + "/a.png", {"--init-latents", latents, "--save-latents", latents})),
+  expect_error(run_websd(generate_args(model, weights)), {"--out " + weights, "lies inside the input --model"});
+  expect_error(run_websd(generate_args(model, init, {"--init-image", init})), {"is the input --init-image"});
+  expect_error(run_websd(generate_args(model, dir + "/a.png", {"--init-latents", latents, "--save-latents", latents})),
                {"--save-latents " + latents, "is the input --init-latents"});
   expect_error(
-      run_websd(generate(model, dir + "/b.png", {"--scheduler-config", scheduler, "--save-latents", scheduler})),
+      run_websd(generate_args(model, dir + "/b.png", {"--scheduler-config", scheduler, "--save-latents", scheduler})),
       {"is the input --scheduler-config"});
-  expect_error(run_websd(generate(model, dir + "/same.png", {"--save-latents", dir + "/same.png"})),
+  expect_error(run_websd(generate_args(model, dir + "/same.png", {"--save-latents", dir + "/same.png"})),
                {"--out and --save-latents both name"});
   // Through a link to the input, too.
   fs::create_symlink(init, dir + "/alias.png");
-  expect_error(run_websd(generate(model, dir + "/c.png", {"--init-image", dir + "/alias.png", "--save-latents", init})),
-               {"is the input --init-image"});
+  expect_error(
+      run_websd(generate_args(model, dir + "/c.png", {"--init-image", dir + "/alias.png", "--save-latents", init})),
+      {"is the input --init-image"});
   expect_error(run_websd({"build", "--model", model, "--target", "cpu", "--out", model + "/art"}),
                {"lies inside the input --model"});
   expect_error(
@@ -147,42 +116,17 @@ TEST(HostileOutputs, AnOutputThatIsAnInputIsRefusedBeforeAnyWork) {
 
 TEST(HostileOutputs, EmptyMissingOrLongOutputsFailAtOnceAndWriteNothing) {
   const std::string dir = make_temp_dir("hostile-early");
-  expect_error(run_websd(generate(fixture_model(), "")), {"--out is empty"});
-  expect_error(run_websd(generate(fixture_model(), dir + "/ok.png", {"--save-latents", ""})),
+  expect_error(run_websd(generate_args(fixture_model(), "")), {"--out is empty"});
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/ok.png", {"--save-latents", ""})),
                {"--save-latents is empty"});
-  expect_error(run_websd(generate(fixture_model(), dir + "/ok.png", {"--save-latents", dir + "/no/such/l.st"})),
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/ok.png", {"--save-latents", dir + "/no/such/l.st"})),
                {"--save-latents " + dir + "/no/such/l.st", "does not exist"});
-  expect_error(run_websd(generate(fixture_model(), dir + "/" + std::string(230, 'x') + ".png")), {"the file name is"});
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/" + std::string(230, 'x') + ".png")),
+               {"the file name is"});
   expect_error(run_websd({"noise", "--seed", "1", "--shape", "2", "--out", ""}), {"--out is empty"});
   expect_error(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", ""}), {"--out is empty"});
-  expect_error(run_websd(generate(fixture_model(), dir + "/picture.jpg")), {"name the file *.png"});
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/picture.jpg")), {"name the file *.png"});
   EXPECT_TRUE(fs::is_empty(dir));
-}
-
-// Runs websd in a child, sends `signal` once `ready` says the command is under way, and returns the
-// exit status.
-int interrupted_run(const std::vector<std::string>& args, const std::function<bool()>& ready, int signal = SIGINT) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    const std::string binary = websd_binary();
-    argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!ready() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(pid, signal);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 bool holds_name_with(const std::string& dir, const std::string& part) {
@@ -194,17 +138,17 @@ bool holds_name_with(const std::string& dir, const std::string& part) {
 
 TEST(HostileOutputs, AnInterruptedBuildOrGenerateLeavesNothingBehind) {
   const std::string dir = make_temp_dir("hostile-interrupt");
-  const int build_status =
-      interrupted_run({"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/art"},
-                      [&] { return holds_name_with(dir, "websd-partial"); });
+  const int build_status = interrupted_run(
+      {"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/art"},
+      [&] { return holds_name_with(dir, "websd-partial"); }, SIGINT);
   EXPECT_EQ(build_status, 128 + SIGINT);
   EXPECT_TRUE(fs::is_empty(dir)) << "debris in " << dir;
   for (const auto& item : fs::directory_iterator(fs::temp_directory_path())) {
     // The compiler's scratch folder is named for its build process: one whose process is gone is
     // debris (others belong to builds that tests running alongside have under way).
     const std::string name = item.path().filename().string();
-    if (name.rfind("websd-build-", 0) == 0) {
-      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 12));
+    if (name.rfind("websd-kernels-", 0) == 0) {
+      const pid_t owner = static_cast<pid_t>(std::atoi(name.c_str() + 14));
       EXPECT_EQ(::kill(owner, 0), 0) << item.path() << " left by a process that is gone";
     }
   }
@@ -219,7 +163,7 @@ TEST(HostileOutputs, AnInterruptedBuildOrGenerateLeavesNothingBehind) {
 
 TEST(HostileSizes, SidesBeyondTheLimitAreRefusedEverywhereBeforeWork) {
   const std::string dir = make_temp_dir("hostile-sizes");
-  expect_error(run_websd(generate(fixture_model(), dir + "/a.png", {"--width", "100000"})),
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/a.png", {"--width", "100000"})),
                {"width 100000 exceeds websd's maximum side of 4096 pixels"});
   expect_error(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/art", "--width",
                           "65536", "--height", "65536"}),
@@ -230,7 +174,7 @@ TEST(HostileSizes, SidesBeyondTheLimitAreRefusedEverywhereBeforeWork) {
       run_websd({"tune", "--model", fixture_model(), "--target", "cpu", "--db", dir + "/t.jsonl", "--height", "4104"}),
       {"height 4104 exceeds"});
   for (const char* bad : {"0", "-8", ""}) {
-    EXPECT_EQ(run_websd(generate(fixture_model(), dir + "/b.png", {"--width", bad})).exit_code, 2) << bad;
+    EXPECT_EQ(run_websd(generate_args(fixture_model(), dir + "/b.png", {"--width", bad})).exit_code, 2) << bad;
     EXPECT_EQ(run_websd({"build", "--model", fixture_model(), "--target", "cpu", "--out", dir + "/c", "--height", bad})
                   .exit_code,
               2)
@@ -272,7 +216,7 @@ TEST(HostileConfigs, AbsurdCountsAreRefusedBeforeAnythingIsBuilt) {
     std::ofstream(path) << config.dump();
     const auto start = std::chrono::steady_clock::now();
     expect_error(run_websd({"import", "--model", model, "--verify"}), {key, "expected at most"});
-    expect_error(run_websd(generate(model, make_temp_dir("hostile-config-out") + "/x.png")), {key});
+    expect_error(run_websd(generate_args(model, make_temp_dir("hostile-config-out") + "/x.png")), {key});
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60)) << key << " runs away";
   }
 }
@@ -305,14 +249,14 @@ TEST(HostileValues, NonFiniteWeightsOrLatentsStopTheRunNamingTheNetwork) {
            {"vae", "diffusion_pytorch_model.safetensors", "decoder.conv_out.bias", "the VAE decoder's image"}}) {
     const std::string model = copy_fixture("hostile-nan-" + component);
     poison(model + "/" + component + "/" + file, tensor);
-    expect_error(run_websd(generate(model, dir + "/" + component + ".png")), {network, "NaN or infinite"});
+    expect_error(run_websd(generate_args(model, dir + "/" + component + ".png")), {network, "NaN or infinite"});
     EXPECT_FALSE(fs::exists(dir + "/" + component + ".png"));
   }
   const std::string latents = dir + "/nan.safetensors";
   std::vector<float> values(4 * 16 * 16, 0.5f);
   values[7] = std::numeric_limits<float>::quiet_NaN();
   safetensors_write(latents, {{"latents", DType::kF32, {1, 4, 16, 16}, std::as_bytes(std::span(values))}});
-  expect_error(run_websd(generate(fixture_model(), dir + "/l.png", {"--init-latents", latents})),
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/l.png", {"--init-latents", latents})),
                {"the init latents", "NaN or infinite"});
 }
 
@@ -351,7 +295,8 @@ TEST(HostileOptions, OptionsThatDoNotApplyAreRefused) {
     expect_error(run_websd({"profile", "--artifact", tiny_artifact(), "--key-file", key}),
                  {"the artifact is not encrypted"});
   }
-  expect_error(run_websd(generate(fixture_model(), dir + "/b.png", {"--scheduler", ""})), {"--scheduler is empty"});
+  expect_error(run_websd(generate_args(fixture_model(), dir + "/b.png", {"--scheduler", ""})),
+               {"--scheduler is empty"});
   expect_error(run_websd({"generate", "--model", fixture_model(), "--prompt", std::string("caf\xe9 \xff"), "--steps",
                           "1", "--out", dir + "/c.png"}),
                {"prompt is not valid UTF-8"});
@@ -368,7 +313,7 @@ TEST(HostileOptions, OptionsThatDoNotApplyAreRefused) {
     index[key] = value;
     std::ofstream(model + "/model_index.json") << index.dump();
     expect_error(run_websd({"import", "--model", model}), {message});
-    expect_error(run_websd(generate(model, dir + "/e.png")), {message});
+    expect_error(run_websd(generate_args(model, dir + "/e.png")), {message});
   }
   EXPECT_TRUE(fs::is_empty(dir));
 }

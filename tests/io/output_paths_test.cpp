@@ -25,8 +25,26 @@ std::string error_of(const std::vector<OutputPath>& outputs, const std::vector<I
 TEST(OutputPaths, RegularFilesNewFilesAndFoldersPass) {
   const std::string dir = test::make_temp_dir("out-ok");
   std::ofstream(dir + "/old.png") << "x";
-  EXPECT_EQ(error_of({{"--out", dir + "/old.png"}, {"--save", dir + "/new.bin"}, {"--dir", dir + "/art", true}}),
+  fs::create_directory(dir + "/empty");
+  EXPECT_EQ(error_of({{"--out", dir + "/old.png", false, true},
+                      {"--save", dir + "/new.bin"},
+                      {"--dir", dir + "/art", true},
+                      {"--empty", dir + "/empty", true}}),
             "(no error)");
+}
+
+TEST(OutputPaths, AnExistingFileOrFolderThatIsNotEmptyIsReplacedOnlyWhenAllowed) {
+  const std::string dir = test::make_temp_dir("out-exists");
+  std::ofstream(dir + "/old.png") << "x";
+  fs::create_directories(dir + "/art/weights");
+  EXPECT_NE(error_of({{"--out", dir + "/old.png"}}).find("--out " + dir + "/old.png: exists (pass --force"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"--out", dir + "/art", true}}).find(": exists and is not empty (pass --force"),
+            std::string::npos);
+  EXPECT_EQ(error_of({{"--out", dir + "/art", true, true}}), "(no error)");
+  // Being an input is the mistake to name, not what --force would allow.
+  EXPECT_NE(error_of({{"--out", dir + "/old.png"}}, {{"--init", dir + "/old.png"}}).find("is the input --init"),
+            std::string::npos);
 }
 
 TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
@@ -45,7 +63,7 @@ TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
             std::string::npos);
   EXPECT_NE(error_of({{"--out", dir + "/" + std::string(240, 'a')}}).find("the file name is 240 bytes"),
             std::string::npos);
-  EXPECT_NE(error_of({{"--out", dir + "/file"}}, {{"--init", dir + "/file"}}).find("is the input --init"),
+  EXPECT_NE(error_of({{"--out", dir + "/file", false, true}}, {{"--init", dir + "/file"}}).find("is the input --init"),
             std::string::npos);
   EXPECT_NE(
       error_of({{"--out", dir + "/folder/x"}}, {{"--model", dir + "/folder"}}).find("lies inside the input --model"),
@@ -55,6 +73,29 @@ TEST(OutputPaths, EachBrokenRuleNamesOptionPathAndCause) {
   EXPECT_NE(error_of({{"--a", dir + "/x"}, {"--b", dir + "/../" + fs::path(dir).filename().string() + "/x"}})
                 .find("--a and --b both name"),
             std::string::npos);
+}
+
+// generate --batch-count names up to 10000 outputs: the check resolves each input once and each
+// output folder once (the quadratic check it replaces resolved every path again per pair).
+TEST(OutputPaths, ResolvesEachInputAndOutputFolderOnceHoweverManyOutputs) {
+  const std::string dir = test::make_temp_dir("out-many");
+  fs::create_directory(dir + "/model");
+  std::ofstream(dir + "/init.png") << "x";
+  std::vector<OutputPath> outputs;
+  for (int i = 0; i < 2000; ++i) outputs.push_back({"--out", dir + "/out-" + std::to_string(i) + ".png"});
+  outputs.push_back({"--save-latents", dir + "/latents.safetensors"});
+  const std::vector<InputPath> inputs = {{"--model", dir + "/model"}, {"--init-image", dir + "/init.png"}, {"--x", ""}};
+  std::size_t calls = 0;
+  const PathResolver counting = [&](const std::string& path) {
+    ++calls;
+    return resolve_path(path);
+  };
+  EXPECT_EQ(test::error_of([&] { check_outputs("cmd", outputs, inputs, counting); }), "(no error)");
+  EXPECT_EQ(calls, 3u) << "one output folder and two inputs";
+  // A late duplicate is still found, and named with the earliest output it repeats.
+  outputs.push_back({"--again", dir + "/./out-7.png"});
+  outputs.push_back({"--late", dir + "/out-7.png"});
+  EXPECT_NE(error_of(outputs, inputs).find("--out and --again both name " + dir + "/./out-7.png"), std::string::npos);
 }
 
 TEST(StagedFiles, NothingAppearsUntilCommitAndAFailureLeavesTheOldContent) {

@@ -123,7 +123,9 @@ TEST_P(GenerateBadInput, IsOneErrorLineAndLeavesTheOutputUntouched) {
     if (value.rfind("@", 0) == 0) value = dir + "/" + value.substr(1);
     if (value.rfind("fixture:", 0) == 0) value = test::fixture_path(value.substr(8));
   }
-  const std::vector<std::string> args = quick_args(out, changes);
+  // --force: the run gets past the output check to the bad input, and still leaves the output as it was.
+  std::vector<std::string> args = quick_args(out, changes);
+  args.push_back("--force");
   const auto result = test::run_websd(args);
   EXPECT_NE(result.exit_code, 0);
   EXPECT_EQ(result.err.rfind("websd: error: ", 0), 0u) << result.err;
@@ -158,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"InitImageNotAPng", {{"--init-image", "@photo.png"}}, "not a PNG file"},
         BadInput{"UnreadableLatentsFile", {{"--init-latents", "@garbage.safetensors"}}, "garbage.safetensors"},
         BadInput{"MissingLatentsFile", {{"--init-latents", "@absent.safetensors"}}, "absent.safetensors"},
-        BadInput{"ZeroSteps", {{"--steps", "0"}}, "steps 0"},
+        BadInput{"ZeroSteps", {{"--steps", "0"}}, "--steps: 0 is not an integer from 1"},
         BadInput{"SchedulerConfigMissing", {{"--scheduler-config", "@absent.json"}}, "absent.json"},
         BadInput{"OutputFolderMissing", {{"--out", "/nonexistent/dir/x.png"}}, "/nonexistent/dir"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });

@@ -90,8 +90,8 @@ TEST(TuneCommand, RejectsAnUnknownTargetAndZeroRuns) {
   EXPECT_EQ(line_count(target.err), 1u) << target.err;
   EXPECT_NE(target.err.find("--target vulkan"), std::string::npos) << target.err;
   const auto runs = test::run_websd({"tune", "--target", "cpu", "--runs", "0", "--db", dir + "/t.jsonl"});
-  EXPECT_EQ(runs.exit_code, 1);
-  EXPECT_NE(runs.err.find("--runs must be at least 1"), std::string::npos) << runs.err;
+  EXPECT_EQ(runs.exit_code, 2);
+  EXPECT_NE(runs.err.find("--runs: 0 is not an integer from 1 to 2^31-1"), std::string::npos) << runs.err;
   EXPECT_FALSE(std::ifstream(dir + "/t.jsonl").good());
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "app/openmp_policy.h"
 #include "app/process_stats.h"
 #include "backends/artifact_backend.h"
@@ -213,7 +215,6 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
 }
 
 void run_bench(const BenchOptions& options) {
-  if (options.runs < 1) throw Error("bench", "--runs must be at least 1, got " + std::to_string(options.runs));
   if (!options.tuning_db.empty() && options.model.model.empty() && !options.artifact.empty()) {
     throw Error("bench", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
   }
@@ -294,11 +295,12 @@ const bool registered = register_command(
                           "compiled artifact (websd build); with --model too, both are timed and compared");
        add_artifact_access_options(command, options->access);
        command.add_option("--width", options->width, "image width in pixels (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height in pixels (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--runs", options->runs, "timed runs per network; the median is reported")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
        command.add_flag("--json", options->json, "print JSON instead of a table");
        command.add_flag("--profile", options->profile, "also time every kernel and print a per-op table per network");
        command.add_option("--tuning-db", options->tuning_db,

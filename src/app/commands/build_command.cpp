@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "artifact/weight_index.h"
 #include "compiler/build_artifact.h"
 #include "compiler/target_registry.h"
@@ -32,6 +34,7 @@ struct BuildCommandOptions {
   std::string key_file;
   std::string sign_key_file;
   std::string dump_ir;
+  bool force = false;
 };
 
 DType storage_dtype(const std::string& name) {
@@ -60,7 +63,6 @@ void run_build(const BuildCommandOptions& options) {
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
   if (!options.sign_key_file.empty()) build.sign_key_file = options.sign_key_file;
-  if (options.width < 0 || options.height < 0) throw Error("build", "--width and --height must be positive");
   std::optional<tuning::TuningDb> db;
   if (!options.tuning_db.empty()) db = tuning::TuningDb::read_file(options.tuning_db);
   build.tuning_db = db ? &*db : nullptr;
@@ -68,8 +70,8 @@ void run_build(const BuildCommandOptions& options) {
   inputs.insert(inputs.end(), {{"--tuning-db", options.tuning_db},
                                {"--encrypt-key-file", options.key_file},
                                {"--sign-key", options.sign_key_file}});
-  std::vector<OutputPath> outputs = {{"--out", options.out, true}};
-  if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true});
+  std::vector<OutputPath> outputs = {{"--out", options.out, true, options.force}};
+  if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true, options.force});
   check_outputs("build", outputs, inputs);
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
@@ -106,9 +108,9 @@ const bool registered = register_command(
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--tuning-db", options->tuning_db, "tuning database whose records to apply");
        command.add_option("--encrypt-key-file", options->key_file,
                           "AES-256 key file: encrypt the weights and authenticate the manifest");
@@ -116,6 +118,8 @@ const bool registered = register_command(
                           "Ed25519 private key (PEM, 'openssl genpkey -algorithm ed25519'): sign the artifact, so "
                           "that 'generate/inspect --trust-key' can check who built it");
        command.add_option("--dump-ir", options->dump_ir, "write the IR after every pass into this folder");
+       command.add_flag("--force", options->force,
+                        "replace a previous artifact at --out, and write into a --dump-ir folder that is not empty");
        command.callback([options] { run_build(*options); });
      }});
 

@@ -33,12 +33,10 @@ void run_convert(const ConvertOptions& options) {
   const std::string to = !options.to.empty()                                         ? options.to
                          : std::filesystem::is_directory(options.model.model, error) ? "single-file"
                                                                                      : "diffusers";
-  check_outputs("convert", {{"--out", options.out, to == "diffusers"}}, model_inputs(options.model));
+  check_outputs("convert", {{"--out", options.out, to == "diffusers", options.force}}, model_inputs(options.model));
   const auto start = std::chrono::steady_clock::now();
   const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "convert");
   if (to == "single-file") {
-    if (options.force)
-      throw Error("convert", "--force applies to --to diffusers (a single file is replaced atomically)");
     const SingleFileWriteReport report = single_file_write(*checkpoint, options.out, {!options.no_metadata});
     std::printf("wrote %s: single file, %s layout, %zu tensors, %.1f MiB%s\n", options.out.c_str(),
                 report.layout.c_str(), report.tensors, static_cast<double>(report.bytes) / (1024.0 * 1024.0),
@@ -63,7 +61,8 @@ const bool registered = register_command(
            ->check(CLI::IsMember({"diffusers", "single-file"}));
        command.add_flag("--no-metadata", options->no_metadata,
                         "single-file: leave websd's configs and tokenizer out of the metadata");
-       command.add_flag("--force", options->force, "diffusers: replace --out if it is a non-empty folder");
+       command.add_flag("--force", options->force,
+                        "Replace --out if it exists (a file, or a folder that is not empty)");
        command.callback([options] { run_convert(*options); });
      }});
 

@@ -5,11 +5,13 @@
 // Every input is checked before the model runs, and each image is written atomically, so a bad input
 // or a failed run leaves an existing --out untouched. With --batch-count N > 1 the images are
 // <stem>-0<ext>, <stem>-1<ext>, ... beside --out (out.png -> out-0.png, out-1.png), image i using
-// seed + i. Without --model the built-in demo model (tiny architecture, random weights) is used.
+// seed + i. Existing outputs are replaced only with --force. Without --model the built-in demo model
+// (tiny architecture, random weights) is used.
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
@@ -50,6 +53,7 @@ struct GenerateOptions {
   std::string init_latents;
   std::optional<std::string> save_latents;
   std::string out;
+  bool force = false;
   std::string tuning_db;
 };
 
@@ -65,9 +69,9 @@ std::string output_path(const std::string& out, int index, int count) {
 void check_output_paths(const GenerateOptions& options) {
   std::vector<OutputPath> outputs;
   for (int i = 0; i < std::max(1, options.params.batch_count); ++i) {
-    outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count)});
+    outputs.push_back({"--out", output_path(options.out, i, options.params.batch_count), false, options.force});
   }
-  if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents});
+  if (options.save_latents) outputs.push_back({"--save-latents", *options.save_latents, false, options.force});
   std::vector<InputPath> inputs = model_inputs(options.model);
   const std::vector<InputPath> access = options.access.inputs();
   inputs.insert(inputs.end(), access.begin(), access.end());
@@ -258,9 +262,12 @@ void add_options(CLI::App& command, GenerateOptions& options) {
   add_artifact_access_options(command, options.access);
   command.add_option("--prompt", options.params.prompt, "What to draw")->required();
   command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
-  command.add_option("--steps", options.params.steps, "Denoising steps")->default_val(20);
+  command.add_option("--steps", options.params.steps, "Denoising steps")
+      ->default_val(20)
+      ->check(integer_range(1, std::numeric_limits<int>::max()));
   command.add_option("--guidance", options.params.guidance_scale, "Classifier-free guidance scale (<= 1: off)")
-      ->default_val(7.5);
+      ->default_val(7.5)
+      ->check(number_range());
   command.add_option("--scheduler", options.scheduler,
                      "Scheduler name: " + schedulers::join_names(schedulers::scheduler_names()) +
                          " (default: the model's scheduler_config.json)");
@@ -270,17 +277,20 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                      "Seed: an integer from 0 to 2^64-1, or -1 (the default) for a random one, printed and recorded "
                      "in the PNG; image i uses seed + i");
   command.add_option("--width", options.params.width, "Image width, a multiple of 8 (default: the model's size)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
   command.add_option("--height", options.params.height, "Image height, a multiple of 8 (default: the model's size)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
   command.add_option("--batch-count", options.params.batch_count, "Images to make: out-0.png, out-1.png, ...")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(integer_range(1, kMaxBatchCount));
   command.add_option("--init-image", options.init_image, "img2img: start from this PNG (RGB, RGBA or gray)");
-  command.add_option("--strength", options.strength, "img2img: how much to repaint, in (0, 1] (default 0.8)");
+  command.add_option("--strength", options.strength, "img2img: how much to repaint, in (0, 1] (default 0.8)")
+      ->check(number_range());
   command.add_option("--init-latents", options.init_latents,
                      "txt2img: start from these standard-normal latents (safetensors, one tensor [N,4,h,w])");
   command.add_option("--save-latents", options.save_latents, "Write the final latents (tensor 'latents') here");
   command.add_option("--out", options.out, "Output PNG")->required();
+  command.add_flag("--force", options.force, "Replace existing output files (--out, --save-latents)");
   command.add_option("--tuning-db", options.tuning_db,
                      "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
 }

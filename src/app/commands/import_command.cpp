@@ -7,7 +7,8 @@
 // failing with the error generate would give: the networks' configs (text_encoder, unet, vae: value
 // types and ranges, and that they fit together), every tensor against the networks' parameter lists
 // (missing, unexpected, misshapen: backends::CheckpointBackend binds them without loading weights), the
-// scheduler (its config turned into a scheduler) and the tokenizer (loaded); then it reads every
+// scheduler (its config turned into a scheduler), the tokenizer (loaded) and the default image size
+// (the UNet's sample_size times the VAE's scale, as generate checks it); then it reads every
 // weight (streamed, bounded memory) and fails on non-finite values.
 
 #include <chrono>
@@ -21,8 +22,8 @@
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "app/process_stats.h"
-#include "core/error.h"
 #include "backends/checkpoint_backend.h"
+#include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
 #include "import/checkpoint_verify.h"
 #include "import/diffusers_checkpoint.h"
@@ -30,6 +31,7 @@
 #include "models/clip_config.h"
 #include "models/unet_config.h"
 #include "models/vae_config.h"
+#include "pipeline/generation_params.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 
 namespace websd::app {
@@ -192,6 +194,23 @@ void print_text(const nlohmann::ordered_json& summary) {
   std::cout << "; peak resident memory " << mebibytes(summary["peak_rss_bytes"].get<std::uint64_t>()) << std::endl;
 }
 
+// Refuses a UNet sample_size whose default image (sample_size x the VAE's scale) generate would
+// refuse, naming the key, its value and generate's reason.
+void check_default_size(const ModelInfo& info, const CheckpointComponent& unet) {
+  const std::int64_t width = info.sample_width * info.vae_scale_factor;
+  const std::int64_t height = info.sample_height * info.vae_scale_factor;
+  try {
+    check_image_size("import", width, height, info);
+  } catch (const Error& error) {
+    const auto key = unet.config().find("sample_size");
+    const std::string value = key == unet.config().end() ? "(absent)" : json_preview(*key);
+    const std::string reason = std::string(error.what()).substr(error.component().size() + 3);
+    throw Error("import", unet.config_origin() + ": sample_size " + value + " makes generate's default image " +
+                              std::to_string(width) + "x" + std::to_string(height) + ", which it refuses: " + reason +
+                              " (set sample_size so that it fits, or pass --width and --height to generate)");
+  }
+}
+
 // The checks `websd generate --model` runs when it loads `checkpoint`, in its order, each throwing
 // the websd::Error generate would throw. Returns their names, for the summary.
 std::vector<std::string> run_load_checks(const std::shared_ptr<const DiffusersCheckpoint>& checkpoint) {
@@ -203,8 +222,12 @@ std::vector<std::string> run_load_checks(const std::shared_ptr<const DiffusersCh
   unet_config_from_json(unet.config(), unet.config_origin());
   vae_config_from_json(vae.config(), vae.config_origin());
   // That the configs fit together, and every tensor against the networks' parameter lists (headers
-  // only: no weight is loaded until a network runs).
-  { const backends::CheckpointBackend backend(checkpoint); }
+  // only: no weight is loaded until a network runs); then the image size generate makes when none
+  // is given, checked as generate checks it.
+  {
+    const backends::CheckpointBackend backend(checkpoint);
+    check_default_size(backend.info(), unet);
+  }
   // The scheduler generate makes when no --scheduler or --scheduler-config is given.
   if (checkpoint->scheduler_config().is_null()) {
     const std::string origin = checkpoint->scheduler_config_origin().empty()

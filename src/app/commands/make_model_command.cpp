@@ -32,7 +32,8 @@ void run_make_model(MakeModelOptions options) {
   const std::optional<std::uint64_t> seed = parse_seed(options.seed, "--seed", "make-model");
   options.checkpoint.seed = seed ? *seed : random_seed();
   if (!seed) progress("random seed " + std::to_string(options.checkpoint.seed));
-  check_outputs("make-model", {{"--out", options.checkpoint.out_dir, options.format == "diffusers"}},
+  check_outputs("make-model",
+                {{"--out", options.checkpoint.out_dir, options.format == "diffusers", options.checkpoint.force}},
                 {{"--tokenizer", options.checkpoint.tokenizer_dir}});
   if (options.format == "diffusers") {
     if (options.no_metadata) throw Error("make-model", "--no-metadata applies to --format single-file");
@@ -42,13 +43,6 @@ void run_make_model(MakeModelOptions options) {
   // The folder is written beside --out, converted, and removed: one code path makes the weights.
   namespace fs = std::filesystem;
   const std::string out = options.checkpoint.out_dir;
-  std::error_code error;
-  if (out.empty()) throw Error("make-model", "--out is empty (pass the .safetensors file to write)");
-  if (fs::is_directory(out, error))
-    throw Error("make-model", out + ": is a folder (name the .safetensors file to write)");
-  if (fs::exists(out, error) && !options.checkpoint.force) {
-    throw Error("make-model", out + ": exists (pass --force to replace it)");
-  }
   RandomCheckpointOptions folder = options.checkpoint;
   folder.out_dir = out + ".folder-" + std::to_string(::getpid());
   folder.force = true;

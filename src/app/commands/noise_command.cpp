@@ -1,7 +1,7 @@
 // `websd noise`: writes torch-compatible initial noise, torch.randn(shape, generator=
 // torch.Generator("cpu").manual_seed(seed)), as the F32 tensor "noise" of a safetensors file.
-// Everything is validated before anything is written, and the file is replaced atomically, so a failed
-// run leaves an existing output untouched.
+// Everything is validated before anything is written; an existing output is replaced (atomically) only
+// with --force, so a failed run leaves it untouched.
 #include <charconv>
 #include <cstdint>
 #include <iostream>
@@ -27,6 +27,7 @@ struct NoiseOptions {
   std::string seed;
   std::string shape;
   std::string out;
+  bool force = false;
 };
 
 // Parses all of `text` as a decimal unsigned integer; false on any other character or overflow.
@@ -61,7 +62,7 @@ Shape parse_shape(const std::string& text) {
 
 void run_noise(const NoiseOptions& options) {
   const std::optional<std::uint64_t> chosen = parse_seed(options.seed, "--seed", "noise");
-  check_outputs("noise", {{"--out", options.out}}, {});
+  check_outputs("noise", {{"--out", options.out, false, options.force}}, {});
   const std::uint64_t seed = chosen ? *chosen : random_seed();
   const Shape shape = parse_shape(options.shape);
   TorchGenerator generator(seed);
@@ -85,6 +86,7 @@ const bool registered =
                         command.add_option("--out", options->out, "Output .safetensors file (tensor 'noise', F32)")
                             ->type_name("FILE")
                             ->required();
+                        command.add_flag("--force", options->force, "Replace --out if it exists");
                         command.callback([options] { run_noise(*options); });
                       }});
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
+#include "app/number_ranges.h"
 #include "backends/artifact_backend.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
@@ -39,7 +41,6 @@ struct Row {
 };
 
 void run_profile(const ProfileOptions& options) {
-  if (options.runs < 1) throw Error("profile", "--runs must be at least 1, got " + std::to_string(options.runs));
   backends::ArtifactBackend backend(options.artifact, options.access.access());
   const std::vector<std::string> functions = backend.function_names();
   if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {
@@ -96,7 +97,7 @@ void run_profile(const ProfileOptions& options) {
   std::printf("%s: %s, %d runs after a warm-up of %.1f ms; wall %.1f ms per run\n", options.artifact.c_str(),
               options.function.c_str(), options.runs, warmup * 1e3, wall_ms);
   std::printf("%10s %7s %6s %8s  %-28s %s\n", "ms/run", "%", "calls", "GFLOP/s", "kernel", "shapes");
-  const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(options.top, 0)));
+  const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(options.top));
   double rest_ms = 0, rest_calls = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
@@ -125,8 +126,12 @@ const bool registered = register_command(
        command.add_option("--artifact", options->artifact, "artifact directory (websd build)")->required();
        command.add_option("--function", options->function, "function to run (see websd inspect)")
            ->capture_default_str();
-       command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")->capture_default_str();
-       command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")->capture_default_str();
+       command.add_option("--runs", options->runs, "timed runs (after one warm-up run)")
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
+       command.add_option("--top", options->top, "kernel rows to print (the rest are summed)")
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
        command.add_flag("--json", options->json, "print JSON instead of a table");
        add_artifact_access_options(command, options->access);
        command.callback([options] { run_profile(*options); });

@@ -3,11 +3,13 @@
 // Non-finite config values print as Python's json does (-Infinity), which websd's reader accepts.
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "app/command_registry.h"
+#include "app/number_ranges.h"
 #include "core/error.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 
@@ -85,9 +87,12 @@ const bool registered = register_command(
                               " (with --config: overrides its _class_name)");
        command.add_option("--config", options->config_path, "A diffusers scheduler_config.json")
            ->check(CLI::ExistingFile);
-       command.add_option("--steps", options->steps, "Number of inference steps")->required();
+       command.add_option("--steps", options->steps, "Number of inference steps")
+           ->required()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
        CLI::Option* strength =
-           command.add_option("--strength", options->strength, "img2img strength in [0, 1]: also print the kept steps");
+           command.add_option("--strength", options->strength, "img2img strength in [0, 1]: also print the kept steps")
+               ->check(number_range(0, 1));
        command.callback([options, strength] {
          options->img2img = strength->count() > 0;
          run_scheduler(*options);

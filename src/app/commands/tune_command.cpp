@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
+#include "app/number_ranges.h"
 #include "app/version.h"
 #include "core/error.h"
 #include "import/diffusers_checkpoint.h"
@@ -84,9 +86,9 @@ void run_tune(const TuneOptions& options) {
   if (options.target != "cpu") {
     throw Error("tune", "--target " + options.target + ": this build can tune only the 'cpu' target");
   }
-  if (options.runs < 1) throw Error("tune", "--runs must be at least 1, got " + std::to_string(options.runs));
   // Fail before the timing, not after it: records go to an existing folder and a well-formed file.
-  check_outputs("tune", {{"--db", options.db}}, model_inputs(options.model));
+  // The database is only appended to, so an existing one needs no --force.
+  check_outputs("tune", {{"--db", options.db, false, true}}, model_inputs(options.model));
   if (std::filesystem::exists(options.db)) tuning::TuningDb::read_file(options.db);
   if (options.model.model.empty()) {
     std::cerr << "websd tune: no --model given: using the built-in DEMO model (tiny, random weights)\n";
@@ -125,11 +127,12 @@ const bool registered = register_command(
        command.add_option("--target", options->target, "target to tune (cpu)")->required();
        command.add_option("--db", options->db, "tuning database to append to (JSON lines)")->capture_default_str();
        command.add_option("--width", options->width, "image width in pixels (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height in pixels (default: the model's)")
-           ->check(CLI::PositiveNumber);
+           ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--runs", options->runs, "timed runs per candidate; the median counts")
-           ->capture_default_str();
+           ->capture_default_str()
+           ->check(integer_range(1, std::numeric_limits<int>::max()));
        command.callback([options] { run_tune(*options); });
      }});
 

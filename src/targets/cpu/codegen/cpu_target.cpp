@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "graph/op_registry.h"
+#include "io/folder_lock.h"
 #include "io/interrupt_cleanup.h"
 #include "passes/channels_last.h"
 #include "passes/fuse_conv_residual.h"
@@ -107,9 +108,19 @@ GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled,
   const std::vector<codegen::CpuKernelSpec> specs = codegen::cpu_kernel_specs(compiled);
   if (specs.empty()) return generated;
   if (progress) progress("compiling " + std::to_string(specs.size()) + " generated kernels");
-  const fs::path scratch = fs::temp_directory_path() / ("websd-build-" + std::to_string(::getpid()));
-  const CleanupOnInterrupt cleanup(scratch.string());
-  fs::create_directories(scratch);
+  // The compiler's scratch folder, locked while this build uses it (io/folder_lock.h); those that
+  // killed builds left are removed first. (Older websd versions named theirs websd-build-<pid> and
+  // held no lock: a different prefix keeps the sweep off their live folders.)
+  const std::string temp = fs::temp_directory_path().string();
+  for (const std::string& path : remove_abandoned_folders(temp, "websd-kernels-")) {
+    if (progress) progress("removed " + path + ", left by a build that was killed");
+  }
+  FolderLock lock;
+  const CleanupOnInterrupt cleanup([&] {
+    lock = FolderLock::create(temp + "/websd-kernels-" + std::to_string(::getpid()) + "-XXXXXX", "codegen");
+    return lock.path();
+  });
+  const fs::path scratch = lock.path();
   try {
     const codegen::SharedLibraryBuild library =
         codegen::compile_shared_library(codegen::cpu_kernel_source(specs), (scratch / "cpu_kernels.so").string());

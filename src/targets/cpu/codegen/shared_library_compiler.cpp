@@ -69,16 +69,23 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  // websd blocks the interrupt signals for its own handling thread; the compiler gets them back.
+  // websd blocks the interrupt signals for its own handling thread; the compiler gets them back. It
+  // leads a process group of its own, which an interrupt kills whole (StopOnInterrupt).
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &interrupt_signal_mask());
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  int spawn_error = 0;
+  const StopOnInterrupt child([&] {
+    pid_t pid = -1;
+    spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+    return spawn_error == 0 ? pid : -1;
+  });
+  const pid_t pid = child.pid();
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);

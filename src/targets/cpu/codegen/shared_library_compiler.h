@@ -8,8 +8,9 @@
 // vectorise), and <tmp> is renamed onto the library path, so a failed build never leaves a partial
 // library. $CXX may hold a command with options separated by spaces ("ccache g++"); quoting is not
 // interpreted. A compiler that cannot be started or that fails raises websd::Error("codegen")
-// carrying its diagnostics (newlines shown as " | ", at most 4000 characters). Thread-safe (each
-// call its own files and process).
+// carrying its diagnostics (newlines shown as " | ", at most 4000 characters). The compiler leads a
+// process group of its own, which an interrupt of websd kills and reaps with everything the
+// compiler started (io/interrupt_cleanup.h). Thread-safe (each call its own files and process).
 #pragma once
 
 #include <string>
