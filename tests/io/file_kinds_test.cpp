@@ -42,7 +42,7 @@ TEST(FileKinds, PngFileThatIsAFolderMissingOrTooLarge) {
   std::ofstream(huge) << "\x89PNG";
   fs::resize_file(huge, (std::uintmax_t{2} << 30) + 1);  // sparse: no disk space used
   const std::string message = error_of([&] { png_read_rgb(huge); });
-  expect_message(message, {huge + ": holds 2147483649 bytes, more than the 2 GiB"});
+  expect_message(message, {huge + ": holds 2147483649 bytes, over websd's cap of 2 GiB for a PNG file"});
   EXPECT_EQ(message.find("truncated or corrupt"), std::string::npos) << message;
 }
 
