@@ -44,6 +44,7 @@ struct ArtifactBackend::State {
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
   std::string active_network;
   runtime::OpProfile* profile = nullptr;
+  runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
   State(const std::string& dir, std::optional<std::string> key_file, Residency residency_policy)
       : artifact(artifact::Artifact::open(dir, {"cpu", std::move(key_file), false})), residency(residency_policy) {
@@ -111,6 +112,7 @@ struct ArtifactBackend::State {
     auto made = std::make_unique<runtime::Executor>(device, list_of(symbol), runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights);
     made->set_profile(profile);
+    made->set_launch_progress(&launch_progress);
     return *executors.emplace(symbol, std::move(made)).first->second;
   }
 
@@ -155,6 +157,8 @@ std::string ArtifactBackend::model_files_dir() const {
   }
   return state_->artifact.dir() + "/model";
 }
+
+void ArtifactBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
 
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
   state_->profile = profile;

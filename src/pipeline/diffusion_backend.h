@@ -8,7 +8,9 @@
 // Implementations are used from one thread at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,11 +35,19 @@ struct ModelInfo {
   std::string name;  // shown to users and written into PNG metadata
 };
 
+// Told during a network call how much of it is done: (parts done, parts in the call), e.g. the
+// launches of a compiled function. Called on the calling thread, many times per call: keep it cheap.
+using CallProgress = std::function<void(std::size_t done, std::size_t total)>;
+
 class DiffusionBackend {
  public:
   virtual ~DiffusionBackend() = default;
 
   virtual const ModelInfo& info() const = 0;
+
+  // Reports progress within later calls to `progress` (empty: stop), so that a caller can show how
+  // far a slow step has got. Backends that cannot tell ignore it, as this default does.
+  virtual void set_call_progress(CallProgress progress) { (void)progress; }
 
   // Run once per generation run, on host tensors (their results are checked on the host):
   // ids: [batch, 77] token ids -> [batch, 77, hidden].
