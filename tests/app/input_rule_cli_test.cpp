@@ -111,20 +111,23 @@ TEST(InputRuleCli, AFifoGivenToAnOptionIsRefusedAtOnce) {
 }
 
 TEST(InputRuleCli, AFifoInsideAModelFolderIsRefusedAtOnce) {
-  for (const std::string& file : {"model_index.json", "unet/config.json", "scheduler/scheduler_config.json",
-                                  "tokenizer/tokenizer.json", "tokenizer/tokenizer_config.json"}) {
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"model_index.json", "is a FIFO, expected a JSON file"},
+           {"unet/config.json", "is a FIFO, expected a JSON file"},
+           {"unet/diffusion_pytorch_model.safetensors", "is a FIFO, expected a safetensors file"},
+           {"scheduler/scheduler_config.json", "is a FIFO, expected a JSON file"},
+           {"tokenizer/tokenizer.json", "is a FIFO, expected a tokenizer file"},
+           {"tokenizer/tokenizer_config.json", "is a FIFO, expected a JSON file"}}) {
     SCOPED_TRACE(file);
     const std::string model = copy_fixture("tiny-sd15/model", "input-rule-model");
     const std::string fifo = make_fifo(model + "/" + file);
-    const std::string expected =
-        file == "tokenizer/tokenizer.json" ? "is a FIFO, expected a tokenizer file" : "is a FIFO, expected a JSON file";
     const std::string out = make_temp_dir("input-rule-model-out") + "/out.png";
     expect_one_error_line(run(generate(model, out)), {fifo, expected});
   }
 }
 
 TEST(InputRuleCli, AFifoInsideATokenizerFolderIsRefusedByEveryCommand) {
-  for (const std::string& file : {"vocab.json", "merges.txt", "special_tokens_map.json"}) {
+  for (const std::string file : {"vocab.json", "merges.txt", "special_tokens_map.json"}) {
     SCOPED_TRACE(file);
     const std::string tokenizer = copy_fixture("clip-tokenizer", "input-rule-tokenizer");
     const std::string fifo = make_fifo(tokenizer + "/" + file);
