@@ -8,7 +8,7 @@
 //     check and the read;
 //   - each kind of file has a size cap (InputKind, all of them below), checked before a byte is read
 //     and again while reading (a file that grows, standard input).
-// Errors: websd::Error(component, "<role> <path>: <what it is>, expected a <kind> (<fix>)"), one line.
+// Errors: websd::Error(component, "<role> <path>: <what it is>, expected <kind> (<fix>)"), one line.
 // Thread-safe (no shared state); an InputFile is move-only and read by one thread at a time.
 #pragma once
 
