@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -20,6 +19,7 @@
 #include "app/version.h"
 #include "core/error.h"
 #include "core/message_text.h"
+#include "io/input_file.h"
 #include "io/interrupt_cleanup.h"
 #include "pipeline/progress.h"
 
@@ -67,27 +67,7 @@ std::string file_error_fix(const std::error_code& code) {
   if (code.category() != std::generic_category() && code.category() != std::system_category()) {
     return "check the path";
   }
-  switch (code.value()) {
-    case ENAMETOOLONG:
-      return "a name in the path is too long: at most 255 bytes per name, shorten it";
-    case ELOOP:
-      return "a symbolic link loop: remove or fix the link";
-    case ENOENT:
-      return "check that the path exists";
-    case EACCES:
-    case EPERM:
-      return "check the permissions";
-    case EISDIR:
-      return "it is a folder: pass a file";
-    case ENOTDIR:
-      return "a part of the path is a file, not a folder";
-    case ENOSPC:
-      return "the disk is full: free space";
-    case EROFS:
-      return "the file system is read-only: choose another path";
-    default:
-      return "check the path";
-  }
+  return websd::file_error_fix(code.value());
 }
 
 std::string filesystem_error_text(const std::filesystem::filesystem_error& error) {

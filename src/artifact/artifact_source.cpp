@@ -2,11 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
-#include "core/error.h"
+#include "io/input_file.h"
 
 namespace websd::artifact {
 
@@ -25,24 +21,11 @@ std::optional<std::uint64_t> FolderSource::size(std::string_view relative_path) 
 }
 
 std::vector<std::byte> FolderSource::read(std::string_view relative_path) const {
-  const std::string path = where(relative_path);
-  errno = 0;
-  std::ifstream stream(path, std::ios::binary);
-  const auto bytes = size(relative_path);
-  if (!stream || !bytes) {
-    const std::string reason = errno != 0 ? std::strerror(errno) : "not a regular file";
-    throw Error("artifact", path + ": cannot be read: " + reason + " (copy the whole artifact again)");
-  }
-  std::vector<std::byte> content(static_cast<std::size_t>(*bytes));
-  if (!stream.read(reinterpret_cast<char*>(content.data()), static_cast<std::streamsize>(content.size()))) {
-    throw Error("artifact", path + ": cannot be read: it ended before its " + std::to_string(*bytes) +
-                                " bytes (copy the whole artifact again)");
-  }
-  return content;
+  return InputFile("artifact", where(relative_path), input_kinds::kArtifactFile).read_all_bytes();
 }
 
 std::optional<MappedFile> FolderSource::map(std::string_view relative_path) const {
-  return MappedFile(where(relative_path));
+  return MappedFile(where(relative_path), input_kinds::kArtifactFile);
 }
 
 std::optional<std::string> FolderSource::local_path(std::string_view relative_path) const {

@@ -56,6 +56,7 @@ struct ArtifactBackend::State {
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
   std::string active_network;
   runtime::OpProfile* profile = nullptr;
+  runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
   State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy)
       : artifact(artifact::Artifact::open(dir, open_options(access))), residency(residency_policy) {
@@ -128,6 +129,7 @@ struct ArtifactBackend::State {
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights);
     made->set_profile(profile);
+    made->set_launch_progress(&launch_progress);
     return *executors.emplace(symbol, std::move(made)).first->second;
   }
 
@@ -183,6 +185,8 @@ nlohmann::json ArtifactBackend::scheduler_config() const {
 std::string ArtifactBackend::scheduler_config_origin() const {
   return state_->artifact.dir() + "/" + kSchedulerConfigPath;
 }
+
+void ArtifactBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
 
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
   state_->profile = profile;

@@ -53,6 +53,8 @@ class ArtifactBackend final : public DiffusionBackend {
   void check_memory(const RunShapes& run) override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  // Reports the launches of each function call as they finish.
+  void set_call_progress(CallProgress progress) override;
   // Device tensors are buffers of the backend's device; a download must be waited for before the
   // backend is destroyed.
   DeviceTensor upload(const HostTensor& tensor) override;

@@ -78,6 +78,7 @@ struct ExecutorCache {
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
   runtime::OpProfile* profile = nullptr;
+  const runtime::LaunchProgress* launch_progress = nullptr;  // the backend's, for every executor
   const tuning::TuningDb* tuning_db = nullptr;
   std::map<Key, TuningCoverage> coverage;
 
@@ -127,6 +128,7 @@ struct ExecutorCache {
     ComponentWeightSource source(*weights, function.list.symbol, function.made);
     executor->bind_weights(source);
     executor->set_profile(profile);
+    executor->set_launch_progress(launch_progress);
     return *executors.emplace(key, std::move(executor)).first->second;
   }
 };
@@ -150,7 +152,8 @@ struct CheckpointBackend::State {
   VaeConfig vae;
   ModelInfo info;
   std::unique_ptr<compiler::ComponentWeights> clip_weights, unet_weights, vae_weights;
-  cpu::CpuDevice device;  // declared before the executors, which borrow it
+  cpu::CpuDevice device;                    // declared before the executors, which borrow it
+  runtime::LaunchProgress launch_progress;  // set_call_progress's; the executors borrow it too
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
   State(std::shared_ptr<const DiffusersCheckpoint> opened, Residency residency_policy, const tuning::TuningDb* db)
@@ -175,6 +178,7 @@ struct CheckpointBackend::State {
     for (ExecutorCache* cache : caches()) {
       cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
       cache->device = &device;
+      cache->launch_progress = &launch_progress;
     }
   }
 
@@ -226,6 +230,8 @@ std::size_t CheckpointBackend::loaded_weight_count() const {
   return state_->clip_weights->loaded_count() + state_->unet_weights->loaded_count() +
          state_->vae_weights->loaded_count();
 }
+
+void CheckpointBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
 
 void CheckpointBackend::set_profile(runtime::OpProfile* profile) {
   for (ExecutorCache* cache : state_->caches()) cache->set_profile(profile);

@@ -62,6 +62,8 @@ class CheckpointBackend final : public HostBackend {
   void check_memory(const RunShapes& run) override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  // Reports the launches of each network call as they finish.
+  void set_call_progress(CallProgress progress) override;
 
   // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
   void set_profile(runtime::OpProfile* profile);

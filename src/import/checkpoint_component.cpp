@@ -34,7 +34,7 @@ CheckpointComponent CheckpointComponent::open(ComponentInfo info, const std::str
   if (component.kind_ != ComponentKind::kModel) return component;
 
   const std::string config_path = component.info_.dir + "/config.json";
-  if (!std::filesystem::is_regular_file(config_path)) {
+  if (!std::filesystem::exists(config_path)) {  // a FIFO or a folder is named as such by json_read_file
     throw Error("import", config_path + ": missing; the " + component.info_.class_name +
                               " component needs the config.json that was saved with its weights");
   }

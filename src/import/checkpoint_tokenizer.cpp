@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "io/mapped_file.h"
+#include "io/input_file.h"
 #include "models/tokenizer_folder.h"
 #include "pipeline/tokenizer/bundled_clip_vocab.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
@@ -24,10 +24,8 @@ std::map<std::string, std::string> checkpoint_tokenizer_files(const DiffusersChe
   std::map<std::string, std::string> files;
   for (const char* name : kTokenizerFileNames) {
     const std::filesystem::path path = folder / name;
-    if (std::filesystem::exists(path)) {
-      const MappedFile file(path.string());
-      files[name] = std::string(reinterpret_cast<const char*>(file.bytes().data()), file.size());
-    }
+    if (std::filesystem::exists(path))
+      files[name] = input_file_read("tokenizer", path.string(), tokenizer_file_kind(name));
   }
   return files;
 }

@@ -1,12 +1,12 @@
 #include "import/diffusers_checkpoint.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "core/error.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 
@@ -54,10 +54,9 @@ void check_classes(const DiffusersCheckpoint& checkpoint, const std::string& ind
 // PyTorch's formats: a zip archive (torch.save since 1.6) or a bare pickle stream (protocol 2+), or
 // their usual extensions; a file that starts like safetensors (8-byte length, then '{') is not one.
 void refuse_pickle(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char head[9] = {};
-  in.read(reinterpret_cast<char*>(head), sizeof head);
-  const auto got = in.gcount();
+  const std::string start = InputFile("import", path, input_kinds::kSafetensors).read_prefix(9);
+  const auto* head = reinterpret_cast<const unsigned char*>(start.data());
+  const std::size_t got = start.size();
   if (got == 9 && head[8] == '{') return;
   const bool zip = got >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4;
   const bool pickle = got >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
@@ -109,7 +108,7 @@ DiffusersCheckpoint DiffusersCheckpoint::open_folder(const std::string& dir, con
   DiffusersCheckpoint checkpoint;
   checkpoint.dir_ = dir;
   const std::string index_path = dir + "/model_index.json";
-  if (!fs::is_regular_file(index_path)) {
+  if (!fs::exists(index_path)) {  // a FIFO or a folder is named as such by json_read_file
     throw Error("import", index_path +
                               ": missing; websd reads diffusers folders (as save_pretrained writes them), "
                               "which name their components in model_index.json");
@@ -145,7 +144,7 @@ DiffusersCheckpoint DiffusersCheckpoint::open_folder(const std::string& dir, con
   checkpoint.tokenizer_.origin = checkpoint.tokenizer_.folder;
   const std::string scheduler =
       options.scheduler_config.empty() ? dir + "/scheduler/scheduler_config.json" : options.scheduler_config;
-  if (!options.scheduler_config.empty() || fs::is_regular_file(scheduler)) {
+  if (!options.scheduler_config.empty() || fs::exists(scheduler)) {
     checkpoint.scheduler_config_ = json_read_file(scheduler);
     checkpoint.scheduler_origin_ = scheduler;
   }

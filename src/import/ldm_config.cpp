@@ -2,17 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace websd {
 namespace {
-
-// Real LDM configs are a few kilobytes; the cap keeps a hostile file from costing memory or time.
-constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
 
 class YamlReader {
  public:
@@ -135,21 +129,7 @@ LdmConfig ldm_config_parse(const std::string& text, const std::string& origin) {
 }
 
 LdmConfig ldm_config_read(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw Error("import", path + ": " + (std::filesystem::exists(path, error) ? "not a file" : "no such file") +
-                              " (--config expects an LDM inference config such as v1-inference.yaml)");
-  }
-  const auto size = std::filesystem::file_size(path, error);
-  if (error || size > kMaxConfigBytes) {
-    throw Error("import", path + ": " + (error ? "cannot be read" : "larger than 1 MiB") +
-                              " (an LDM inference config is a few kilobytes)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw Error("import", path + ": cannot be read");
-  return ldm_config_parse(text.str(), path);
+  return ldm_config_parse(input_file_read("import", path, input_kinds::kLdmConfig, "--config"), path);
 }
 
 }  // namespace websd

@@ -38,7 +38,8 @@ std::vector<std::string> file_names_in(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code error;
   for (const auto& item : fs::directory_iterator(dir, error)) {
-    if (item.is_regular_file(error)) names.push_back(item.path().filename().string());
+    // Any file but a folder: a FIFO or a device under a weights name is named as such when opened.
+    if (!item.is_directory(error)) names.push_back(item.path().filename().string());
   }
   if (error) throw Error("import", dir + ": cannot list the folder: " + error.message());
   std::sort(names.begin(), names.end());
@@ -104,7 +105,7 @@ WeightFiles read_index(const std::string& dir, const std::string& index_path, co
     auto [it, inserted] = shard_numbers.emplace(shard_name, files.shard_paths.size());
     if (inserted) {
       const std::string shard_path = dir + "/" + shard_name;
-      if (!fs::is_regular_file(shard_path)) {
+      if (!fs::exists(shard_path)) {
         bad("weight_map puts tensor " + safetensors_quote_name(tensor) + " in shard " + shard_name +
             ", which is missing from " + dir + " (copy every shard the index lists)");
       }

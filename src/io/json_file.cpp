@@ -1,12 +1,8 @@
 #include "io/json_file.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/message_text.h"
@@ -199,27 +195,8 @@ std::string json_dump(const nlohmann::json& value, int indent) {
   return text;
 }
 
-nlohmann::json json_read_file(const std::string& path) {
-  // An ifstream opens a folder and reads it as empty ("unexpected end of input"), and would read a
-  // device such as /dev/zero forever: both are named instead. Pipes (/dev/stdin) stay readable.
-  std::error_code status_error;
-  const std::filesystem::file_type type = std::filesystem::status(path, status_error).type();
-  if (type == std::filesystem::file_type::directory) {
-    throw Error("json", path + ": is a folder, expected a JSON file (pass the file inside it)");
-  }
-  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block) {
-    throw Error("json", path + ": is a device, expected a JSON file");
-  }
-  errno = 0;
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    const int reason = errno != 0 ? errno : (status_error ? status_error.value() : 0);
-    throw Error("json", path + ": cannot open file" + (reason != 0 ? std::string(": ") + std::strerror(reason) : ""));
-  }
-  std::ostringstream buffer;
-  buffer << stream.rdbuf();
-  if (stream.bad()) throw Error("json", path + ": read error");
-  return json_parse(buffer.str(), path);
+nlohmann::json json_read_file(const std::string& path, const InputKind& kind) {
+  return json_parse(input_file_read("json", path, kind), path);
 }
 
 }  // namespace websd

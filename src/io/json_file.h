@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "io/input_file.h"
+
 namespace websd {
 
 // Parses `text`; `origin` (a path or description) prefixes error messages.
@@ -14,9 +16,9 @@ nlohmann::json json_parse(std::string_view text, const std::string& origin);
 // Serialises `value` as Python's json module does, non-finite numbers as Infinity, -Infinity and NaN
 // (nlohmann would write null), so that json_parse (and diffusers) read back the same values.
 std::string json_dump(const nlohmann::json& value, int indent = -1);
-// Reads and parses a file; throws websd::Error naming the path on I/O or syntax errors (a folder, a
-// special file or a file too large to be a config is named as such).
-nlohmann::json json_read_file(const std::string& path);
+// Reads (under the input rule, io/input_file.h: a regular file within the kind's cap) and parses a
+// file; throws websd::Error naming the path on I/O or syntax errors.
+nlohmann::json json_read_file(const std::string& path, const InputKind& kind = input_kinds::kJsonConfig);
 
 // A JSON value as an error message echoes it, never longer than about `max_bytes`, built without
 // serialising the whole value: a value whose compact JSON fits is shown as value.dump() shows it

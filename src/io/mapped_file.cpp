@@ -1,8 +1,6 @@
 #include "io/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,56 +11,24 @@
 #include <utility>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace websd {
-namespace {
 
-// What a file that cannot be mapped is, for "<path>: is a folder, expected a file".
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a folder";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device";
-  if (S_ISFIFO(mode)) return "is a pipe";
-  if (S_ISSOCK(mode)) return "is a socket";
-  return "is not a regular file";
-}
-
-}  // namespace
-
-MappedFile::MappedFile(const std::string& path) : path_(path) {
-  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat could refuse it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int saved = errno;
-    const char* fix = saved == ENOENT  ? " (check the path)"
-                      : saved == ELOOP ? " (a symbolic link loop: fix the link)"
-                                       : "";
-    throw Error("file", path + ": cannot open: " + std::strerror(saved) + fix);
+MappedFile::MappedFile(const std::string& path, const InputKind& kind) : path_(path) {
+  const InputFile file("file", path, kind);
+  if (file.size() > std::numeric_limits<std::size_t>::max()) {
+    throw Error("file", path + ": " + std::to_string(file.size()) + " bytes is too large to map on this platform");
   }
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const int saved = errno;
-    ::close(fd);
-    throw Error("file", path + ": cannot stat: " + std::strerror(saved));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw Error("file", path + ": " + file_kind(info.st_mode) + ", expected a file");
-  }
-  if (static_cast<std::uint64_t>(info.st_size) > std::numeric_limits<std::size_t>::max()) {
-    ::close(fd);
-    throw Error("file", path + ": " + std::to_string(info.st_size) + " bytes is too large to map on this platform");
-  }
-  size_ = static_cast<std::size_t>(info.st_size);
+  size_ = static_cast<std::size_t>(file.size());
   if (size_ > 0) {
-    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
     if (mapping == MAP_FAILED) {
       const int saved = errno;
-      ::close(fd);
       throw Error("file", path + ": cannot map " + std::to_string(size_) + " bytes: " + std::strerror(saved));
     }
-    data_ = static_cast<const std::byte*>(mapping);
+    data_ = static_cast<const std::byte*>(mapping);  // it keeps the file alive once `file` closes
   }
-  ::close(fd);  // the mapping keeps the file alive
 }
 
 MappedFile::~MappedFile() { release(); }

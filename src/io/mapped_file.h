@@ -7,12 +7,16 @@
 #include <span>
 #include <string>
 
+#include "io/input_file.h"
+
 namespace websd {
 
 class MappedFile {
  public:
-  // Throws websd::Error naming the path and the system error if the file cannot be opened/mapped.
-  explicit MappedFile(const std::string& path);
+  // Opens `path` under the input rule (io/input_file.h: a regular file within the kind's cap, a FIFO
+  // refused without blocking). Throws websd::Error naming the path and the cause if the file cannot
+  // be opened or mapped.
+  MappedFile(const std::string& path, const InputKind& kind);
   ~MappedFile();
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

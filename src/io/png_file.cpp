@@ -2,23 +2,22 @@
 
 #include <spng.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
+#include <span>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 
 namespace websd {
 namespace {
 
 constexpr std::uint32_t kMaxSide = 16384;                 // larger than any SD image; bounds allocations
 constexpr std::size_t kMaxChunkBytes = 64 * 1024 * 1024;  // text/ICC chunks beyond this are refused
-// Far above any PNG of kMaxSide pixels a side that a tool writes (about 1 GiB as uncompressed RGBA8).
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t{2} << 30;
+// libspng's own limit on the text (and other repeatable) chunks it keeps: SPNG_MAX_CHUNK_COUNT.
+constexpr std::size_t kMaxTextChunks = 1000;
 
 struct ContextDeleter {
   void operator()(spng_ctx* context) const { spng_ctx_free(context); }
@@ -29,6 +28,10 @@ Context make_context(int flags) {
   Context context(spng_ctx_new(flags));
   if (!context) throw Error("png", "out of memory creating a PNG codec");
   return context;
+}
+
+std::span<const std::uint8_t> as_bytes(const std::string& text) {
+  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
 }
 
 std::string describe(int code) {
@@ -66,41 +69,62 @@ void check_keyword(const std::string& keyword) {
   }
 }
 
-[[noreturn]] void fail_too_large(const std::string& path, const std::string& size) {
-  throw Error("png", path + ": holds " + size + " bytes, more than the " + std::to_string(kMaxFileBytes >> 30) +
-                         " GiB a PNG file may hold here (is this a PNG image?)");
+std::uint32_t big_endian_u32(const std::uint8_t* bytes) {
+  return (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) | bytes[3];
 }
 
-// The whole file, refusing what cannot be a PNG image before reading it: a folder (which an ifstream
-// would read as empty), a device (which could be endless) and a file over kMaxFileBytes.
-std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::file_type type = fs::status(path, error).type();
-  if (type == fs::file_type::directory) throw Error("png", path + ": is a folder, expected a PNG file");
-  if (type == fs::file_type::character || type == fs::file_type::block) {
-    throw Error("png", path + ": is a device, expected a PNG file");
+// What the chunks of a PNG hold, walked without decoding them: enough to say which limit a refused
+// file exceeds.
+struct ChunkCensus {
+  std::uint32_t width = 0, height = 0;  // from IHDR
+  std::size_t text_chunks = 0;          // tEXt, zTXt, iTXt
+  std::uint32_t largest_length = 0;
+  std::string largest_type;
+};
+
+ChunkCensus take_census(std::span<const std::uint8_t> bytes) {
+  ChunkCensus census;
+  for (std::uint64_t at = 8; at + 8 <= bytes.size();) {
+    const std::uint32_t length = big_endian_u32(&bytes[at]);
+    const std::string type(reinterpret_cast<const char*>(&bytes[at + 4]), 4);
+    if (type == "IHDR" && at + 16 <= bytes.size()) {
+      census.width = big_endian_u32(&bytes[at + 8]);
+      census.height = big_endian_u32(&bytes[at + 12]);
+    }
+    if (type == "tEXt" || type == "zTXt" || type == "iTXt") ++census.text_chunks;
+    if (length > census.largest_length) {
+      census.largest_length = length;
+      census.largest_type = type;
+    }
+    if (type == "IEND") break;
+    at += std::uint64_t{12} + length;
   }
-  if (type == fs::file_type::regular) {
-    const std::uintmax_t size = fs::file_size(path, error);
-    if (!error && size > kMaxFileBytes) fail_too_large(path, std::to_string(size));
+  return census;
+}
+
+// Why libspng refused `bytes` with `code`: the limit and the value for the limits websd sets, else
+// libspng's reason.
+std::string refusal(std::span<const std::uint8_t> bytes, int code) {
+  const std::string strip = " (re-save the image without its metadata)";
+  if (code == SPNG_EUSER_WIDTH || code == SPNG_EUSER_HEIGHT) {
+    const ChunkCensus census = take_census(bytes);
+    return "the image is " + std::to_string(census.width) + "x" + std::to_string(census.height) +
+           " pixels, more than websd reads (at most " + std::to_string(kMaxSide) + " a side: resize it)";
   }
-  errno = 0;
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    throw Error("png", path + ": cannot open: " + std::strerror(errno != 0 ? errno : ENOENT) + " (check the path)");
+  if (code == SPNG_ECHUNK_LIMITS) {
+    const ChunkCensus census = take_census(bytes);
+    if (census.text_chunks > kMaxTextChunks) {
+      return "it holds " + std::to_string(census.text_chunks) + " text chunks, more than the " +
+             std::to_string(kMaxTextChunks) + " websd reads" + strip;
+    }
+    if (census.largest_length > kMaxChunkBytes) {
+      return "its " + census.largest_type + " chunk holds " + std::to_string(census.largest_length) +
+             " bytes, more than the " + std::to_string(kMaxChunkBytes >> 20) + " MiB websd reads of one chunk" + strip;
+    }
+    return "its text or profile chunks hold more than " + std::to_string(kMaxChunkBytes >> 20) +
+           " MiB once decompressed, more than websd reads" + strip;
   }
-  std::vector<std::uint8_t> bytes;
-  constexpr std::size_t kChunk = 1 << 20;
-  while (stream) {  // in chunks: a pipe has no size to check in advance
-    const std::size_t done = bytes.size();
-    if (done > kMaxFileBytes) fail_too_large(path, "more than " + std::to_string(kMaxFileBytes));
-    bytes.resize(done + kChunk);
-    stream.read(reinterpret_cast<char*>(bytes.data() + done), static_cast<std::streamsize>(kChunk));
-    bytes.resize(done + static_cast<std::size_t>(stream.gcount()));
-  }
-  if (stream.bad()) throw Error("png", path + ": read failed: " + std::strerror(errno != 0 ? errno : EIO));
-  return bytes;
+  return describe(code) + " (the file is truncated or corrupt)";
 }
 
 // A decoder over `bytes` with the whole file (image and every chunk) read, so all text is seen.
@@ -109,7 +133,7 @@ struct Decoded {
   RgbImage image;
 };
 
-Decoded decode(const std::vector<std::uint8_t>& bytes, const std::string& origin) {
+Decoded decode(std::span<const std::uint8_t> bytes, const std::string& origin) {
   static constexpr std::uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) {
     throw Error("png", origin + ": not a PNG file (no PNG signature; convert the image to PNG first)");
@@ -119,7 +143,7 @@ Decoded decode(const std::vector<std::uint8_t>& bytes, const std::string& origin
   spng_set_image_limits(context, kMaxSide, kMaxSide);
   spng_set_chunk_limits(context, kMaxChunkBytes, kMaxChunkBytes);
   const auto fail = [&](const std::string& what, int code) {
-    return Error("png", origin + ": " + what + ": " + describe(code) + " (the file is truncated or corrupt)");
+    return Error("png", origin + ": " + what + ": " + refusal(bytes, code));
   };
   if (const int code = spng_set_png_buffer(context, bytes.data(), bytes.size())) throw fail("cannot read", code);
   spng_ihdr header{};
@@ -209,12 +233,15 @@ RgbImage png_decode_rgb(const std::vector<std::uint8_t>& bytes, const std::strin
   return decode(bytes, origin).image;
 }
 
-RgbImage png_read_rgb(const std::string& path) { return png_decode_rgb(read_file_bytes(path), path); }
+RgbImage png_read_rgb(const std::string& path) {
+  const std::string bytes = input_file_read("png", path, input_kinds::kPngImage);
+  return decode(as_bytes(bytes), path).image;
+}
 
 std::vector<PngText> png_read_text(const std::string& path) {
   // spng reads text chunks from the buffer when asked, so the bytes must outlive the context.
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
-  const Decoded decoded = decode(bytes, path);
+  const std::string bytes = input_file_read("png", path, input_kinds::kPngImage);
+  const Decoded decoded = decode(as_bytes(bytes), path);
   std::uint32_t count = 0;
   if (spng_get_text(decoded.context.get(), nullptr, &count) != 0) return {};  // no text chunk at all
   std::vector<spng_text> chunks(count);

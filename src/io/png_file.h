@@ -28,8 +28,10 @@ std::vector<std::uint8_t> png_encode_rgb(const RgbImage& image, const std::vecto
 void png_write_rgb(const std::string& path, const RgbImage& image, const std::vector<PngText>& texts = {});
 
 // Decodes PNG bytes; `origin` (a path) names the source in errors. Throws websd::Error for data that
-// is not a PNG, is truncated or corrupt, or exceeds 16384 pixels a side.
+// is not a PNG, is truncated or corrupt, or exceeds a limit (16384 pixels a side, 64 MiB in one
+// chunk or in a chunk's decompressed text, 1000 text chunks), naming the limit and the value.
 RgbImage png_decode_rgb(const std::vector<std::uint8_t>& bytes, const std::string& origin);
+// Reads `path` under the input rule (io/input_file.h), then decodes it.
 RgbImage png_read_rgb(const std::string& path);
 // The tEXt/iTXt/zTXt chunks of a PNG file, in file order, as UTF-8 (tEXt's Latin-1 is converted).
 std::vector<PngText> png_read_text(const std::string& path);

@@ -250,7 +250,7 @@ std::uint64_t SafetensorsEntry::numel() const {
   return count;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) { parse_header(); }
+SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path, input_kinds::kSafetensors) { parse_header(); }
 
 void SafetensorsFile::parse_header() {
   const std::string& path = file_.path();

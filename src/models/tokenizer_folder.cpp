@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 #include "pipeline/tokenizer/clip_byte_unicode.h"
+#include "pipeline/tokenizer/clip_tokenizer_loader.h"
 
 namespace websd {
 namespace {
@@ -41,19 +44,24 @@ void tokenizer_folder_copy(const std::string& from_dir, const std::string& to_di
   if (!fs::is_directory(from_dir)) {
     throw Error("tokenizer", from_dir + ": not a directory (pass a Hugging Face tokenizer folder)");
   }
-  int copied = 0;
+  // Each file read once under the input rule (a FIFO is refused, not skipped), and the bytes read are
+  // the ones checked and written.
+  std::map<std::string, std::string> files;
   for (const char* name : kTokenizerFileNames) {
     const fs::path source = fs::path(from_dir) / name;
-    if (!fs::is_regular_file(source)) continue;
     std::error_code error;
-    fs::copy_file(source, fs::path(to_dir) / name, fs::copy_options::overwrite_existing, error);
-    if (error) throw Error("tokenizer", source.string() + ": cannot copy to " + to_dir + ": " + error.message());
-    ++copied;
+    if (!fs::exists(source, error)) continue;
+    files[name] = input_file_read("tokenizer", source.string(), tokenizer_file_kind(name));
   }
-  if (copied == 0) {
+  if (files.empty()) {
     throw Error("tokenizer", from_dir +
                                  ": no tokenizer files (expected vocab.json + merges.txt or tokenizer.json, "
                                  "with tokenizer_config.json)");
+  }
+  // Loaded as generate will load it, so a broken tokenizer is refused now, naming its file.
+  [[maybe_unused]] const ClipTokenizer loaded(read_clip_tokenizer_spec_from_files(files, from_dir));
+  for (const auto& [name, content] : files) {
+    atomic_write_file((fs::path(to_dir) / name).string(), [&](std::ostream& out) { out << content; });
   }
 }
 

@@ -11,8 +11,10 @@ namespace websd {
 inline constexpr const char* kTokenizerFileNames[] = {"vocab.json", "merges.txt", "tokenizer_config.json",
                                                       "special_tokens_map.json", "tokenizer.json"};
 
-// Copies the tokenizer files of `from_dir` into the existing folder `to_dir`. Throws websd::Error if
-// `from_dir` holds none of them.
+// Copies the tokenizer files of `from_dir` into the existing folder `to_dir`, each read under the input
+// rule (io/input_file.h) and the whole loaded as `generate` loads it. Throws websd::Error if `from_dir`
+// holds none of them, if one is not a regular file or over its cap, or if the tokenizer is broken
+// (naming the file).
 void tokenizer_folder_copy(const std::string& from_dir, const std::string& to_dir);
 
 // Writes into the existing folder `to_dir`: vocab.json (the 256 byte symbols in CLIP's order, each again with "</w>",

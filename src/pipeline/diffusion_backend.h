@@ -8,7 +8,9 @@
 // Implementations are used from one thread at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +44,9 @@ struct RunShapes {
   bool guided = false;              // the UNet runs on the batch (sample, sample): unet_guided
   std::optional<Shape> init_image;  // [1, 3, H, W]: the VAE encoder's input (img2img)
 };
+// Told during a network call how much of it is done: (parts done, parts in the call), e.g. the
+// launches of a compiled function. Called on the calling thread, many times per call: keep it cheap.
+using CallProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 class DiffusionBackend {
  public:
@@ -53,6 +58,9 @@ class DiffusionBackend {
   // websd::Error naming the network, what it needs and what is available. A backend that cannot
   // tell accepts every run.
   virtual void check_memory(const RunShapes& run) { (void)run; }
+  // Reports progress within later calls to `progress` (empty: stop), so that a caller can show how
+  // far a slow step has got. Backends that cannot tell ignore it, as this default does.
+  virtual void set_call_progress(CallProgress progress) { (void)progress; }
 
   // Run once per generation run, on host tensors (their results are checked on the host):
   // ids: [batch, 77] token ids -> [batch, 77, hidden].

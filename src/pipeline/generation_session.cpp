@@ -40,7 +40,19 @@ GenerationSession::GenerationSession(DiffusionBackend& backend, const ClipTokeni
       progress_(std::move(progress)),
       request_(validate_request(request, backend.info(), scheduler)),
       sampler_(sampler_display_name(scheduler)),
-      event_{"encode prompt", 0, request_.params.batch_count, 0, 1} {}
+      event_{"encode prompt", 0, request_.params.batch_count, 0, 1} {
+  if (!progress_) return;
+  backend_.set_call_progress([this](std::size_t done, std::size_t total) {
+    event_.part = static_cast<int>(done);
+    event_.parts = static_cast<int>(total);
+    progress_(event_);
+    event_.parts = 0;
+  });
+}
+
+GenerationSession::~GenerationSession() {
+  if (progress_) backend_.set_call_progress({});
+}
 
 void GenerationSession::prepare() {
   const GenerationParams& params = request_.params;

@@ -41,8 +41,14 @@ namespace websd {
 class GenerationSession {
  public:
   // Validates the request (validate_request): a bad one throws websd::Error before any backend call.
+  // With `progress`, the backend's calls also report progress within each step
+  // (DiffusionBackend::set_call_progress) until the session is destroyed.
   GenerationSession(DiffusionBackend& backend, const ClipTokenizer& tokenizer, const GenerationRequest& request,
                     schedulers::Scheduler& scheduler, ProgressCallback progress = {});
+  ~GenerationSession();
+  // The backend holds a callback into the session: it stays where it was made.
+  GenerationSession(const GenerationSession&) = delete;
+  GenerationSession& operator=(const GenerationSession&) = delete;
 
   const GenerationRequest& request() const { return request_; }
   int image_count() const { return request_.params.batch_count; }

@@ -70,6 +70,10 @@ struct LaunchTimes {
   std::vector<double> seconds;
 };
 
+// Told as a submit's launches finish: (launches done, launches in the submit). For progress within a
+// long submit (a UNet step of many seconds); called on the submitting thread, so it must be cheap.
+using LaunchProgress = std::function<void(std::size_t done, std::size_t total)>;
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -94,8 +98,10 @@ class Device {
   // Fixes where each value lives (values[v] for value v) for every later submit: devices record
   // bind groups or graphs once, as fixed addresses allow.
   virtual void bind(DeviceProgram& program, const std::vector<BufferRange>& values) = 0;
-  // Enqueues every launch of a bound program, in order; with `times`, each launch is timed.
-  virtual void submit(DeviceProgram& program, LaunchTimes* times) = 0;
+  // Enqueues every launch of a bound program, in order; with `times`, each launch is timed. With
+  // `progress`, a device that runs the launches as it submits them reports each one done (a device
+  // that only enqueues may report nothing).
+  virtual void submit(DeviceProgram& program, LaunchTimes* times, const LaunchProgress* progress) = 0;
   // Returns when everything enqueued has finished.
   virtual void wait() = 0;
 };

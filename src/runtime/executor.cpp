@@ -190,7 +190,8 @@ void Executor::submit() {
   }
   if (!bound_) bind_values();
   timed_submit_ = profile_ != nullptr;
-  device_.submit(*program_, timed_submit_ ? &times_ : nullptr);
+  const bool report = launch_progress_ != nullptr && *launch_progress_;
+  device_.submit(*program_, timed_submit_ ? &times_ : nullptr, report ? launch_progress_ : nullptr);
   for (std::size_t i = 0; i < list_.outputs.size(); ++i) {
     const LaunchValue& value = list_.values[list_.outputs[i]];
     BufferRange from{nullptr, 0, value_bytes(value.type)};

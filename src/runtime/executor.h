@@ -85,6 +85,9 @@ class Executor {
 
   // When set, every launch of later submits is timed into `profile` under launch_profile_key.
   void set_profile(OpProfile* profile) { profile_ = profile; }
+  // When set (and the function it points to is not empty), later submits report their launches to
+  // `*progress` as they finish (Device::submit). Borrowed: it must outlive the executor or be unset.
+  void set_launch_progress(const LaunchProgress* progress) { launch_progress_ = progress; }
 
  private:
   void bind_values();
@@ -99,6 +102,7 @@ class Executor {
   std::vector<std::weak_ptr<DeviceBuffer>> input_sources_;  // the device buffer each slot was copied from
   bool bound_ = false;
   OpProfile* profile_ = nullptr;
+  const LaunchProgress* launch_progress_ = nullptr;
   LaunchTimes times_;
   bool timed_submit_ = false;
   std::vector<std::string> profile_keys_;  // parallel to list_.launches, made when first profiled

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 
 namespace websd::tuning {
@@ -105,21 +106,23 @@ TuningRecord tuning_record_from_line(std::string_view line, const std::string& o
 }
 
 TuningDb TuningDb::read_file(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error) && !error) {
     throw Error("tuning",
                 path + ": no such tuning database (check the path, or create it with `websd tune --db " + path + "`)");
   }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("tuning", path + ": cannot open for reading (check its permissions)");
+  const std::string text = input_file_read("tuning", path, input_kinds::kTuningDb);
   TuningDb db;
   db.path_ = path;
-  std::string line;
-  for (std::size_t number = 1; std::getline(stream, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::size_t number = 1;
+  for (std::size_t begin = 0; begin < text.size(); ++number) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    std::string_view line(text.data() + begin, end - begin);
+    begin = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (is_blank(line)) continue;
     db.add(tuning_record_from_line(line, path + ":" + std::to_string(number)));
   }
-  if (stream.bad()) throw Error("tuning", path + ": read error");
   return db;
 }
 

@@ -326,7 +326,7 @@ TEST(SingleFile, AnLdmConfigSuppliesWhatTheTensorsCannotSay) {
   const std::string broken = dir + "/broken.yaml";
   std::ofstream(broken) << "model: [unclosed\n";
   EXPECT_NE(error_with(broken).find("not valid YAML"), std::string::npos);
-  EXPECT_NE(error_with(dir + "/missing.yaml").find("no such file"), std::string::npos);
+  EXPECT_NE(error_with(dir + "/missing.yaml").find("No such file"), std::string::npos);
   const std::string wrong_type = dir + "/wrong-type.yaml";
   std::ofstream(wrong_type) << "model:\n  params:\n    timesteps: many\n";
   EXPECT_NE(error_with(wrong_type).find("model.params.timesteps has a value of the wrong type"), std::string::npos);

@@ -30,7 +30,7 @@ TEST(FileKinds, JsonFileThatIsAFolderOrADevice) {
   expect_message(error_of([&] { json_read_file(dir); }), {"[json] " + dir + ": is a folder, expected a JSON file"});
   expect_message(error_of([] { json_read_file("/dev/zero"); }), {"/dev/zero: is a device, expected a JSON file"});
   expect_message(error_of([&] { json_read_file(dir + "/missing.json"); }),
-                 {dir + "/missing.json: cannot open file: No such file or directory"});
+                 {dir + "/missing.json: cannot open: No such file or directory"});
 }
 
 TEST(FileKinds, PngFileThatIsAFolderMissingOrTooLarge) {
@@ -42,20 +42,21 @@ TEST(FileKinds, PngFileThatIsAFolderMissingOrTooLarge) {
   std::ofstream(huge) << "\x89PNG";
   fs::resize_file(huge, (std::uintmax_t{2} << 30) + 1);  // sparse: no disk space used
   const std::string message = error_of([&] { png_read_rgb(huge); });
-  expect_message(message, {huge + ": holds 2147483649 bytes, more than the 2 GiB"});
+  expect_message(message, {huge + ": holds 2147483649 bytes, over websd's cap of 2 GiB for a PNG file"});
   EXPECT_EQ(message.find("truncated or corrupt"), std::string::npos) << message;
 }
 
 TEST(FileKinds, MappedFileThatIsAFolderOrAPipe) {
   const std::string dir = test::make_temp_dir("kinds-map");
-  expect_message(error_of([&] { MappedFile file(dir); }), {"[file] " + dir + ": is a folder, expected a file"});
+  const auto map = [](const std::string& path) { MappedFile file(path, input_kinds::kSafetensors); };
+  expect_message(error_of([&] { map(dir); }), {"[file] " + dir + ": is a folder, expected a safetensors file"});
   const std::string fifo = dir + "/pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  expect_message(error_of([&] { MappedFile file(fifo); }), {fifo + ": is a pipe, expected a file"});  // no hang
-  expect_message(error_of([] { MappedFile file("/dev/null"); }), {"/dev/null: is a device, expected a file"});
+  expect_message(error_of([&] { map(fifo); }), {fifo + ": is a FIFO, expected a safetensors file"});  // no hang
+  expect_message(error_of([] { MappedFile file("/dev/null", input_kinds::kSafetensors); }),
+                 {"/dev/null: is a device, expected a safetensors file"});
   fs::create_symlink("loop", dir + "/loop");
-  expect_message(error_of([&] { MappedFile file(dir + "/loop"); }),
-                 {"loop: cannot open: Too many levels of symbolic links"});
+  expect_message(error_of([&] { map(dir + "/loop"); }), {"loop: cannot open: Too many levels of symbolic links"});
 }
 
 TEST(FileKinds, SafetensorsNamesAreQuotedThroughMessageSafe) {

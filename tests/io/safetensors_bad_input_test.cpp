@@ -216,7 +216,7 @@ TEST_F(SafetensorsBadInput, TruncatedDataSection) {
 
 TEST_F(SafetensorsBadInput, PathsThatAreNotFiles) {
   expect_error(dir_ + "/does-not-exist.safetensors", {"cannot open"});
-  expect_error(dir_, {"is a folder, expected a file"});
+  expect_error(dir_, {"is a folder, expected a safetensors file"});
 }
 
 TEST_F(SafetensorsBadInput, WrongKindOfReadNamesFileAndTensor) {

@@ -95,6 +95,47 @@ TEST(GenerationSession, CallsOutOfOrderAreErrors) {
   EXPECT_EQ(session.finish_decode().index, 0);
 }
 
+// A fake whose UNet reports three parts done per call, as a compiled backend reports its launches.
+class ReportingBackend final : public FakeBackend {
+ public:
+  void set_call_progress(CallProgress progress) override { progress_ = std::move(progress); }
+  bool reporting() const { return static_cast<bool>(progress_); }
+  HostTensor unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) override {
+    for (std::size_t part = 1; part <= 3; ++part) {
+      if (progress_) progress_(part, 3);
+    }
+    return FakeBackend::unet_on_host(sample, timestep, context);
+  }
+
+ private:
+  CallProgress progress_;
+};
+
+TEST(GenerationSession, ReportsProgressWithinEachStepWhileItLives) {
+  ReportingBackend backend;
+  auto scheduler = schedulers::create_scheduler_by_name("ddim");
+  std::vector<std::string> events;
+  {
+    GenerationSession session(
+        backend, test::fixture_tokenizer(), test::small_request(2), *scheduler, [&events](const ProgressEvent& e) {
+          std::string text = e.stage + " " + std::to_string(e.step) + "/" + std::to_string(e.total_steps);
+          if (e.parts > 0) text += " part " + std::to_string(e.part) + "/" + std::to_string(e.parts);
+          events.push_back(text);
+        });
+    EXPECT_TRUE(backend.reporting());
+    session.prepare();
+    session.start_image(0);
+    session.step();
+  }
+  EXPECT_FALSE(backend.reporting()) << "the session's callback is removed with it";
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"encode prompt 0/1", "encode prompt 1/1", "denoise 0/2", "denoise 0/2 part 1/3",
+                                      "denoise 0/2 part 2/3", "denoise 0/2 part 3/3", "denoise 1/2"}));
+  // Without a progress callback the backend is never asked to report.
+  GenerationSession quiet(backend, test::fixture_tokenizer(), test::small_request(2), *scheduler);
+  EXPECT_FALSE(backend.reporting());
+}
+
 // A backend that counts what crosses between host and device, around the fake.
 class TransferCounter final : public DiffusionBackend {
  public:

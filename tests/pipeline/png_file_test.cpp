@@ -2,7 +2,6 @@
 #include "io/png_file.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,9 +9,12 @@
 
 #include "core/error.h"
 #include "support/fixtures.h"
+#include "support/handmade_png.h"
 
 namespace websd {
 namespace {
+
+using test::handmade_png;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
@@ -25,35 +27,6 @@ RgbImage test_image() {
   RgbImage image{5, 3, {}};
   for (int i = 0; i < 5 * 3 * 3; ++i) image.pixels.push_back(static_cast<std::uint8_t>(i * 17));
   return image;
-}
-
-void append_u32(std::string& out, std::uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xFF));
-}
-
-void append_chunk(std::string& out, const std::string& type, const std::string& data) {
-  append_u32(out, static_cast<std::uint32_t>(data.size()));
-  const std::string body = type + data;
-  out += body;
-  append_u32(out, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
-}
-
-// A PNG written by hand (not by the code under test): one scanline filter byte 0 per row.
-std::string handmade_png(int width, int height, int bit_depth, int color_type, const std::string& raw_rows) {
-  std::string png = "\x89PNG\r\n\x1a\n";
-  std::string header;
-  append_u32(header, static_cast<std::uint32_t>(width));
-  append_u32(header, static_cast<std::uint32_t>(height));
-  header += {static_cast<char>(bit_depth), static_cast<char>(color_type), 0, 0, 0};
-  append_chunk(png, "IHDR", header);
-  uLongf size = compressBound(raw_rows.size());
-  std::string compressed(size, '\0');
-  compress(reinterpret_cast<Bytef*>(compressed.data()), &size, reinterpret_cast<const Bytef*>(raw_rows.data()),
-           raw_rows.size());
-  compressed.resize(size);
-  append_chunk(png, "IDAT", compressed);
-  append_chunk(png, "IEND", "");
-  return png;
 }
 
 TEST(PngFile, RoundTripsPixelsAndText) {
@@ -118,6 +91,30 @@ TEST(PngFile, RejectsATruncatedFile) {
     FAIL() << "accepted a truncated PNG";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("truncated or corrupt"), std::string::npos) << error.what();
+  }
+}
+
+TEST(PngFile, RefusalsAtALimitNameTheLimitAndTheValue) {
+  const std::string dir = test::make_temp_dir("png");
+  const std::string pixel = std::string("\0\x01\x02\x03", 4);
+  const auto message = [&](const std::string& name, const std::string& png) {
+    write_bytes(dir + "/" + name, png);
+    try {
+      png_read_rgb(dir + "/" + name);
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("(accepted)");
+  };
+  const std::string wide = message("wide.png", handmade_png(16385, 2, 8, 2, pixel));
+  EXPECT_NE(wide.find("the image is 16385x2 pixels, more than websd reads (at most 16384 a side"), std::string::npos)
+      << wide;
+  std::string texts;
+  for (int i = 0; i < 1001; ++i) texts += test::png_chunk("tEXt", std::string("k\0v", 3));
+  const std::string many = message("texts.png", handmade_png(1, 1, 8, 2, pixel, texts));
+  EXPECT_NE(many.find("it holds 1001 text chunks, more than the 1000 websd reads"), std::string::npos) << many;
+  for (const std::string& refused : {wide, many}) {
+    EXPECT_EQ(refused.find("truncated or corrupt"), std::string::npos) << refused;
   }
 }
 

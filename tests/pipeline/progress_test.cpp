@@ -1,9 +1,10 @@
-// Progress lines: bar, step counter, rate and ETA.
+// Progress lines: bar, step counter, rate and ETA; progress within a slow step, and none for fast ones.
 #include "pipeline/progress.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 namespace websd {
@@ -103,6 +104,74 @@ TEST(Progress, PartialLinesOpenedByOthersAreEndedToo) {
   const std::string text = out.str();
   progress_line_end();
   EXPECT_EQ(out.str(), text);
+}
+
+TEST(Progress, LineShowsTheShareOfTheStepUnderWay) {
+  const ProgressEvent within{"denoise", 0, 1, 2, 20, 41, 100};
+  EXPECT_EQ(progress_line(within, 10.0, false), "denoise 2/20 0.24 it/s ETA 73.0s (step 3: 41%)");
+  EXPECT_EQ(progress_line(within, 10.0, true).substr(0, 31), "denoise [##                  ] ");
+  EXPECT_EQ(progress_line({"decode", 0, 1, 0, 1, 30, 100}, 2.0, false), "decode 0/1 ETA 4.7s (30%)");
+}
+
+// A printer on a clock the test moves.
+struct TimedPrinter {
+  std::chrono::steady_clock::time_point now{};
+  std::ostringstream out;
+  ProgressPrinter printer;
+
+  explicit TimedPrinter(bool redraw) : printer(out, redraw, [this] { return now; }) {}
+  void at(double seconds, const ProgressEvent& event) {
+    now = std::chrono::steady_clock::time_point{} +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    printer(event);
+  }
+  // Reports of `parts` launches spread over [from, to) seconds within the step after `step`.
+  void launches(double from, double to, int step, int parts) {
+    for (int part = 1; part <= parts; ++part)
+      at(from + (to - from) * part / (parts + 1), {"denoise", 0, 1, step, 4, part, parts});
+  }
+};
+
+TEST(Progress, FastStepsPrintNothingMoreThanTheirEnds) {
+  for (const bool redraw : {true, false}) {
+    TimedPrinter quiet(redraw), reported(redraw);
+    for (int step = 0; step <= 4; ++step) {
+      quiet.at(0.01 * step, {"denoise", 0, 1, step, 4});
+      if (step > 0) reported.launches(0.01 * (step - 1), 0.01 * step, step - 1, 300);
+      reported.at(0.01 * step, {"denoise", 0, 1, step, 4});
+    }
+    EXPECT_EQ(reported.out.str(), quiet.out.str()) << redraw;
+  }
+}
+
+TEST(Progress, ASlowStepShowsItsShareOnATerminalAtMostFourTimesASecond) {
+  TimedPrinter terminal(true);
+  terminal.at(0.0, {"denoise", 0, 1, 0, 4});
+  terminal.at(0.5, {"denoise", 0, 1, 1, 4});
+  const std::size_t before = terminal.out.str().size();
+  terminal.at(1.4, {"denoise", 0, 1, 1, 4, 10, 100});  // 0.9 s into the step: not slow yet
+  EXPECT_EQ(terminal.out.str().size(), before);
+  terminal.at(1.6, {"denoise", 0, 1, 1, 4, 20, 100});
+  EXPECT_NE(terminal.out.str().find("\r\033[Kdenoise [#####", before), std::string::npos);
+  EXPECT_NE(terminal.out.str().find("(step 2: 20%)"), std::string::npos) << terminal.out.str();
+  const std::size_t shown = terminal.out.str().size();
+  terminal.at(1.7, {"denoise", 0, 1, 1, 4, 30, 100});  // 0.1 s after the last redraw
+  EXPECT_EQ(terminal.out.str().size(), shown);
+  terminal.at(1.9, {"denoise", 0, 1, 1, 4, 40, 100});
+  EXPECT_NE(terminal.out.str().find("(step 2: 40%)", shown), std::string::npos);
+  EXPECT_EQ(terminal.out.str().find('\n'), std::string::npos) << "one line, redrawn";
+}
+
+TEST(Progress, ASlowStepShowsItsShareInALogEveryFiveSeconds) {
+  TimedPrinter log(false);
+  log.at(0.0, {"denoise", 0, 1, 0, 4});
+  log.at(3.0, {"denoise", 0, 1, 1, 4});  // a line at 3 s
+  log.launches(3.0, 20.0, 1, 1000);      // a 17 s step: lines at 8, 13 and 18 s
+  const std::string text = log.out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;
+  EXPECT_NE(text.find("denoise 1/4"), std::string::npos);
+  EXPECT_NE(text.find("(step 2: 29%)"), std::string::npos) << text;  // at 8 s: 5 of 17 s
+  EXPECT_EQ(text.find('\r'), std::string::npos);
 }
 
 }  // namespace

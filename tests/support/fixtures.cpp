@@ -61,4 +61,11 @@ std::string make_temp_dir(const std::string& tag) {
   return pattern;
 }
 
+std::string copy_fixture(const std::string& relative, const std::string& tag) {
+  const std::filesystem::path source = fixture_path(relative);
+  const std::string copy = make_temp_dir(tag) + "/" + source.filename().string();
+  std::filesystem::copy(source, copy, std::filesystem::copy_options::recursive);
+  return copy;
+}
+
 }  // namespace websd::test

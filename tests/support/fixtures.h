@@ -12,5 +12,8 @@ std::string fixtures_dir();
 std::string fixture_path(const std::string& relative);
 // A fresh, empty temporary directory for this test; removed with its contents when the process exits.
 std::string make_temp_dir(const std::string& tag);
+// A private copy of the fixture `relative` (a file or a folder) in a fresh temporary directory, for a
+// test that breaks it: <temp dir>/<its name>.
+std::string copy_fixture(const std::string& relative, const std::string& tag);
 
 }  // namespace websd::test

@@ -1,13 +1,17 @@
 #include "support/run_command.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "support/fixtures.h"
 
@@ -27,7 +31,8 @@ std::string slurp(const std::string& path) {
 
 std::string websd_binary() { return WEBSD_BINARY_PATH; }
 
-CommandResult run_websd(const std::vector<std::string>& args, const std::string& stdin_text) {
+CommandResult run_websd(const std::vector<std::string>& args, const std::string& stdin_text,
+                        std::chrono::milliseconds deadline) {
   // Files rather than pipes: no deadlock whatever the child prints.
   const std::string dir = make_temp_dir("run");
   const std::string in_path = dir + "/stdin", out_path = dir + "/stdout", err_path = dir + "/stderr";
@@ -48,8 +53,21 @@ CommandResult run_websd(const std::vector<std::string>& args, const std::string&
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) throw std::runtime_error("cannot spawn " + websd_binary());
   int status = 0;
-  waitpid(pid, &status, 0);
+  rusage usage{};
   CommandResult result;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    const pid_t done = wait4(pid, &status, deadline.count() > 0 ? WNOHANG : 0, &usage);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (done == 0 && std::chrono::steady_clock::now() >= end) {
+      kill(pid, SIGKILL);
+      wait4(pid, &status, 0, &usage);
+      result.timed_out = true;
+      break;
+    }
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.peak_rss_bytes = usage.ru_maxrss * 1024L;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = slurp(out_path);
   result.err = slurp(err_path);

@@ -1,6 +1,7 @@
 // Runs the built websd binary as a user would, capturing exit status, stdout and stderr.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,15 @@ struct CommandResult {
   int exit_code = -1;
   std::string out;
   std::string err;
+  bool timed_out = false;   // killed (SIGKILL) at the deadline
+  long peak_rss_bytes = 0;  // the command's peak resident memory (getrusage's ru_maxrss)
 };
 
 // Path of the websd executable under test.
 std::string websd_binary();
-// Runs websd with `args` (no shell interpretation), optional `stdin_text`.
-CommandResult run_websd(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// Runs websd with `args` (no shell interpretation), optional `stdin_text`. With a `deadline` (> 0),
+// a command still running after it is killed and reported as timed_out: for inputs that could hang.
+CommandResult run_websd(const std::vector<std::string>& args, const std::string& stdin_text = "",
+                        std::chrono::milliseconds deadline = {});
 
 }  // namespace websd::test

@@ -21,6 +21,7 @@
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "app/number_ranges.h"
+#include "app/prompt_file.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
@@ -45,6 +46,7 @@ struct GenerateOptions {
   std::string artifact;
   ArtifactAccessOptions access;
   GenerationParams params;
+  std::string prompt_file, negative_prompt_file;  // read into params by read_prompt_files
   std::string seed = "-1";
   std::optional<std::string> scheduler;
   std::string scheduler_config;
@@ -75,11 +77,14 @@ void check_output_paths(const GenerateOptions& options) {
   std::vector<InputPath> inputs = model_inputs(options.model);
   const std::vector<InputPath> access = options.access.inputs();
   inputs.insert(inputs.end(), access.begin(), access.end());
-  inputs.insert(inputs.end(), {{"--artifact", options.artifact},
-                               {"--init-image", options.init_image},
-                               {"--init-latents", options.init_latents},
-                               {"--scheduler-config", options.scheduler_config},
-                               {"--tuning-db", options.tuning_db}});
+  inputs.insert(inputs.end(),
+                {{"--artifact", options.artifact},
+                 {"--init-image", options.init_image},
+                 {"--init-latents", options.init_latents},
+                 {"--scheduler-config", options.scheduler_config},
+                 {"--tuning-db", options.tuning_db},
+                 {"--prompt-file", options.prompt_file == "-" ? "" : options.prompt_file},
+                 {"--negative-prompt-file", options.negative_prompt_file == "-" ? "" : options.negative_prompt_file}});
   check_outputs("generate", outputs, inputs);
   // After the rules every output shares, so a device or an input at --out is named as such.
   const std::string extension = fs::path(options.out).extension().string();
@@ -171,8 +176,23 @@ GenerationRequest build_request(const GenerateOptions& options) {
   return request;
 }
 
-void run_generate(const GenerateOptions& options) {
+// --prompt-file and --negative-prompt-file into the prompts; "-" (standard input) can be read once.
+void read_prompt_files(GenerateOptions& options) {
+  if (options.prompt_file == "-" && options.negative_prompt_file == "-") {
+    throw CLI::ValidationError("--prompt-file and --negative-prompt-file cannot both read standard input (-)");
+  }
+  if (!options.prompt_file.empty()) {
+    options.params.prompt = read_prompt_file("generate", "--prompt-file", options.prompt_file);
+  }
+  if (!options.negative_prompt_file.empty()) {
+    options.params.negative_prompt =
+        read_prompt_file("generate", "--negative-prompt-file", options.negative_prompt_file);
+  }
+}
+
+void run_generate(GenerateOptions options) {
   check_options(options);
+  read_prompt_files(options);
   GenerationRequest request = build_request(options);
   std::optional<tuning::TuningDb> tuning_db;
   if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
@@ -260,8 +280,19 @@ void add_options(CLI::App& command, GenerateOptions& options) {
                     false);
   command.add_option("--artifact", options.artifact, "A compiled artifact (websd build) to run instead of --model");
   add_artifact_access_options(command, options.access);
-  command.add_option("--prompt", options.params.prompt, "What to draw")->required();
-  command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
+  CLI::Option* prompt = command.add_option("--prompt", options.params.prompt, "What to draw");
+  CLI::Option* prompt_file = command.add_option(
+      "--prompt-file", options.prompt_file,
+      "Read the prompt from this UTF-8 file (- for standard input; one trailing newline is dropped), for text "
+      "longer than a command line takes");
+  CLI::Option* negative =
+      command.add_option("--negative-prompt", options.params.negative_prompt, "What to steer away from");
+  CLI::Option* negative_file = command.add_option("--negative-prompt-file", options.negative_prompt_file,
+                                                  "Read the negative prompt from this UTF-8 file (as --prompt-file)");
+  command.parse_complete_callback([prompt, prompt_file, negative, negative_file] {
+    require_one_prompt_source(*prompt, *prompt_file, true);
+    require_one_prompt_source(*negative, *negative_file, false);
+  });
   command.add_option("--steps", options.params.steps, "Denoising steps")
       ->default_val(20)
       ->check(integer_range(1, std::numeric_limits<int>::max()));

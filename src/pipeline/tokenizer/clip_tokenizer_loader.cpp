@@ -89,6 +89,11 @@ ClipTokenizerSpec read_spec(const TokenizerFiles& files) {
 
 }  // namespace
 
+const InputKind& tokenizer_file_kind(const std::string& name) {
+  const bool vocabulary = name == "tokenizer.json" || name == "vocab.json" || name == "merges.txt";
+  return vocabulary ? input_kinds::kTokenizerFile : input_kinds::kJsonConfig;
+}
+
 std::string find_tokenizer_folder(const std::string& folder) {
   std::error_code error;
   if (!fs::is_directory(folder, error)) {
@@ -107,16 +112,24 @@ ClipTokenizerSpec read_clip_tokenizer_spec(const std::string& folder) {
   const fs::path tokenizer_folder = find_tokenizer_folder(folder);
   const auto path = [tokenizer_folder](const std::string& name) { return (tokenizer_folder / name).string(); };
   return read_spec({[path](const std::string& name) { return fs::exists(path(name)); },
-                    [path](const std::string& name) { return json_read_file(path(name)); },
+                    [path](const std::string& name) { return json_read_file(path(name), tokenizer_file_kind(name)); },
                     [path](const std::string& name) { return read_merges_txt(path(name)); }, path});
 }
 
 ClipTokenizerSpec read_clip_tokenizer_spec_from_files(const std::map<std::string, std::string>& files,
                                                       const std::string& origin) {
   const auto where = [origin](const std::string& name) { return origin + "/" + name; };
+  const auto content = [&files, where](const std::string& name) -> const std::string& {
+    const auto found = files.find(name);
+    if (found == files.end()) {
+      throw Error("tokenizer",
+                  where(name) + ": missing (a tokenizer needs tokenizer.json, or vocab.json and merges.txt)");
+    }
+    return found->second;
+  };
   return read_spec({[&files](const std::string& name) { return files.count(name) != 0; },
-                    [&files, where](const std::string& name) { return json_parse(files.at(name), where(name)); },
-                    [&files, where](const std::string& name) { return parse_merges_txt(files.at(name), where(name)); },
+                    [content, where](const std::string& name) { return json_parse(content(name), where(name)); },
+                    [content, where](const std::string& name) { return parse_merges_txt(content(name), where(name)); },
                     where});
 }
 

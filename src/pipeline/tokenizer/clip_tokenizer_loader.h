@@ -16,9 +16,14 @@
 #include <map>
 #include <string>
 
+#include "io/input_file.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
 
 namespace websd {
+
+// The input rule's kind (io/input_file.h) for a tokenizer folder's file `name`: tokenizer.json and
+// vocab.json hold the vocabulary (megabytes), merges.txt too; the others are small configs.
+const InputKind& tokenizer_file_kind(const std::string& name);
 
 // The folder holding the tokenizer files: `folder` itself, or `folder`/tokenizer for a model folder.
 std::string find_tokenizer_folder(const std::string& folder);

@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 #include "core/message_text.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
-#include "io/mapped_file.h"
 #include "pipeline/tokenizer/hf_token_fields.h"
 
 namespace websd {
@@ -95,7 +95,9 @@ void read_post_processor(const nlohmann::json& root, const std::string& path, Hf
 
 }  // namespace
 
-BpeVocab read_vocab_json(const std::string& path) { return parse_vocab(json_read_file(path), path); }
+BpeVocab read_vocab_json(const std::string& path) {
+  return parse_vocab(json_read_file(path, input_kinds::kTokenizerFile), path);
+}
 
 BpeVocab parse_vocab_json(const nlohmann::json& root, const std::string& origin) { return parse_vocab(root, origin); }
 
@@ -132,12 +134,11 @@ std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string&
 }
 
 std::vector<BpeMerge> read_merges_txt(const std::string& path) {
-  const MappedFile file(path);
-  return parse_merges_txt(std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size()), path);
+  return parse_merges_txt(input_file_read("tokenizer", path, input_kinds::kTokenizerFile), path);
 }
 
 HfTokenizerJson read_tokenizer_json(const std::string& path) {
-  return parse_tokenizer_json(json_read_file(path), path);
+  return parse_tokenizer_json(json_read_file(path, input_kinds::kTokenizerFile), path);
 }
 
 HfTokenizerJson parse_tokenizer_json(const nlohmann::json& root, const std::string& path) {

@@ -255,7 +255,8 @@ void CpuDevice::bind(runtime::DeviceProgram& generic, const std::vector<runtime:
   }
 }
 
-void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* times) {
+void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* times,
+                       const runtime::LaunchProgress* progress) {
   auto& program = dynamic_cast<CpuProgram&>(generic);
   if (program.outputs.size() != program.launch_fns.size()) throw Error("cpu", program.list->symbol + ": not bound");
   if (times != nullptr) times->seconds.assign(program.launch_fns.size(), 0.0);
@@ -265,6 +266,7 @@ void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* ti
     if (times != nullptr) {
       times->seconds[l] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
+    if (progress != nullptr) (*progress)(l + 1, program.launch_fns.size());
   }
 }
 

@@ -36,7 +36,8 @@ class CpuDevice final : public runtime::Device {
   std::unique_ptr<runtime::DeviceProgram> prepare(const runtime::LaunchList& list,
                                                   const runtime::KernelFileResolver& files) override;
   void bind(runtime::DeviceProgram& program, const std::vector<runtime::BufferRange>& values) override;
-  void submit(runtime::DeviceProgram& program, runtime::LaunchTimes* times) override;
+  void submit(runtime::DeviceProgram& program, runtime::LaunchTimes* times,
+              const runtime::LaunchProgress* progress) override;
   void wait() override {}
 
   // The host address of a range of one of this device's buffers.
