@@ -10,7 +10,7 @@ namespace websd::artifact {
 bool signature_checks_available() { return true; }
 
 Ed25519PublicKey read_trust_key(const std::string& path) {
-  const std::string text = read_pem_file(path, "trust key");
+  const std::string text = read_pem_file(path, "--trust-key");
   const EvpPkey key = parse_pem_public_key(text);
   if (!key) {
     const bool private_key = text.find("PRIVATE KEY-----") != std::string::npos;

@@ -10,7 +10,7 @@ struct ArtifactSigningKey::State {
 };
 
 ArtifactSigningKey ArtifactSigningKey::read(const std::string& path) {
-  const std::string text = read_pem_file(path, "signing key");
+  const std::string text = read_pem_file(path, "--sign-key");
   EvpPkey key = parse_pem_private_key(text);
   if (!key) {
     std::string why =

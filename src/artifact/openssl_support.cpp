@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace websd::artifact {
 namespace {
@@ -41,14 +42,8 @@ EvpPkey parse_pem_public_key(const std::string& text) { return parse_pem(text, P
 
 EvpPkey parse_pem_private_key(const std::string& text) { return parse_pem(text, PEM_read_bio_PrivateKey); }
 
-// TODO(issue 19, point 2): read through the input rule.
 std::string read_pem_file(const std::string& path, const char* role) {
-  std::unique_ptr<BIO, BioFree> bio(BIO_new_file(path.c_str(), "rb"));
-  if (!bio) throw Error("artifact", path + ": cannot open the " + std::string(role) + " file");
-  std::string text(64 << 10, '\0');
-  const int read = BIO_read(bio.get(), text.data(), static_cast<int>(text.size()));
-  text.resize(read > 0 ? static_cast<std::size_t>(read) : 0);
-  return text;
+  return input_file_read("artifact", path, input_kinds::kKeyFile, role);
 }
 
 Ed25519PublicKey ed25519_public_key(const std::string& path, const EVP_PKEY* key, const char* what) {

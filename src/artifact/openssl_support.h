@@ -38,7 +38,8 @@ inline constexpr const char* kMakeSigningKeys =
     "make a key pair with 'openssl genpkey -algorithm ed25519 -out sign.pem' and 'openssl pkey -in sign.pem -pubout "
     "-out trust.pem'";
 
-// The text of the PEM key file at `path` (`role` names it in messages: "trust key").
+// The text of the PEM key file at `path`, read by the input rule for key files (io/input_file.h);
+// `role` names it in messages ("--trust-key").
 std::string read_pem_file(const std::string& path, const char* role);
 
 // `key`'s raw public key. Throws websd::Error naming `path` when `key` is not an Ed25519 key

@@ -6,6 +6,7 @@
 // of the format before seals asks for a rebuild.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "artifact/artifact_seal.h"
 #include "artifact/sha256.h"
+#include "support/cli_checks.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 #include "support/signing_key_files.h"
@@ -38,16 +40,6 @@ void write_text(const fs::path& path, const std::string& text) { std::ofstream(p
 
 std::string describe(const CommandResult& result) {
   return "exit " + std::to_string(result.exit_code) + "\nstdout:\n" + result.out + "\nstderr:\n" + result.err;
-}
-
-// Exit status 1 and one "websd: error: " line on stderr (after any progress lines) holding `part`.
-void expect_refused(const CommandResult& result, const std::string& part, const std::string& context = "") {
-  EXPECT_EQ(result.exit_code, 1) << context << "\n" << describe(result);
-  const std::size_t start = result.err.rfind("websd: error: ");
-  ASSERT_NE(start, std::string::npos) << context << "\n" << describe(result);
-  const std::string line = result.err.substr(start);
-  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << context << "\n" << line;
-  EXPECT_NE(line.find(part), std::string::npos) << context << "\n" << line << "lacks: " << part;
 }
 
 std::string build(const std::string& out, const std::vector<std::string>& extra = {}) {
@@ -134,13 +126,14 @@ TEST(ArtifactProtectionCli, AByteChangedAnywhereInTheArtifactIsRefusedByGenerate
     for (std::size_t i = 0; i < offsets.size(); ++i) {
       const std::uint64_t offset = offsets[i];
       const std::string context = file + " byte " + std::to_string(offset);
+      SCOPED_TRACE(context);
       flip_bit(file, offset);
-      expect_refused(inspect_verify(artifact), "[artifact] ", context);
+      expect_error(inspect_verify(artifact), {"[artifact] "});
       // generate on the first, a middle and the last byte of each file (it takes longer).
       if (i == 0 || i == offsets.size() / 2 || i + 1 == offsets.size()) {
         const CommandResult generated = generate(artifact, dir + "/out.png");
-        expect_refused(generated, "[artifact] ", context);
-        EXPECT_FALSE(fs::exists(dir + "/out.png")) << context;
+        expect_error(generated, {"[artifact] "});
+        EXPECT_FALSE(fs::exists(dir + "/out.png"));
       }
       flip_bit(file, offset);
       ++flips;
@@ -172,8 +165,8 @@ TEST(ArtifactProtectionCli, TheKeyOfAnEncryptedArtifactRefusesAResealedEdit) {
   ASSERT_EQ(generate(artifact, dir + "/before.png", {"--key-file", dir + "/key.hex"}).exit_code, 0);
   swap_time_embedding_biases(artifact);
   const std::string unkeyed = "was changed by someone without the artifact's key";
-  expect_refused(generate(artifact, dir + "/out.png", {"--key-file", dir + "/key.hex"}), unkeyed);
-  expect_refused(inspect_verify(artifact, {"--key-file", dir + "/key.hex"}), unkeyed);
+  expect_error(generate(artifact, dir + "/out.png", {"--key-file", dir + "/key.hex"}), {unkeyed});
+  expect_error(inspect_verify(artifact, {"--key-file", dir + "/key.hex"}), {unkeyed});
   EXPECT_FALSE(fs::exists(dir + "/out.png"));
   // Without the key, inspect describes the artifact and says the manifest's authentication is unchecked.
   const CommandResult described = run_websd({"inspect", artifact});
@@ -192,17 +185,17 @@ TEST(ArtifactProtectionCli, ASignedArtifactRunsForItsTrustKeyAndRefusesEditsOthe
   EXPECT_EQ(trusted.exit_code, 0) << describe(trusted);
   const CommandResult inspected = run_websd({"inspect", "--trust-key", keys.public_pem, artifact});
   EXPECT_NE(inspected.out.find(", a trusted key (--trust-key)\n"), std::string::npos) << describe(inspected);
-  expect_refused(generate(artifact, dir + "/out.png", {"--trust-key", other.public_pem}), "which is not a trusted key");
-  expect_refused(inspect_verify(artifact, {"--trust-key", other.public_pem}), "which is not a trusted key");
+  expect_error(generate(artifact, dir + "/out.png", {"--trust-key", other.public_pem}), {"which is not a trusted key"});
+  expect_error(inspect_verify(artifact, {"--trust-key", other.public_pem}), {"which is not a trusted key"});
   const std::string plain = build(dir + "/plain");
-  expect_refused(generate(plain, dir + "/out.png", {"--trust-key", keys.public_pem}),
-                 "is not signed, and --trust-key accepts only artifacts signed by ed25519:");
+  expect_error(generate(plain, dir + "/out.png", {"--trust-key", keys.public_pem}),
+               {"is not signed, and --trust-key accepts only artifacts signed by ed25519:"});
   swap_time_embedding_biases(artifact);
   const std::string edited = "does not match the manifest (the manifest or the signature was changed after signing";
-  expect_refused(generate(artifact, dir + "/out.png", {"--trust-key", keys.public_pem}), edited);
-  expect_refused(inspect_verify(artifact, {"--trust-key", keys.public_pem}), edited);
+  expect_error(generate(artifact, dir + "/out.png", {"--trust-key", keys.public_pem}), {edited});
+  expect_error(inspect_verify(artifact, {"--trust-key", keys.public_pem}), {edited});
   // Without --trust-key the signature is still checked against the key it names.
-  expect_refused(generate(artifact, dir + "/out.png"), edited);
+  expect_error(generate(artifact, dir + "/out.png"), {edited});
   EXPECT_FALSE(fs::exists(dir + "/out.png"));
 }
 
@@ -211,13 +204,19 @@ TEST(ArtifactProtectionCli, KeysOfTheWrongKindAreNamedBeforeAnyWork) {
   const SigningKeyFiles keys = write_signing_key_files(dir, 3);
   const CommandResult public_as_signing = run_websd({"build", "--model", fixture_path("tiny-sd15/model"), "--target",
                                                      "cpu", "--out", dir + "/art", "--sign-key", keys.public_pem});
-  expect_refused(public_as_signing, ": holds a public key; --sign-key takes the private key");
+  expect_error(public_as_signing, {": holds a public key; --sign-key takes the private key"});
   EXPECT_FALSE(fs::exists(dir + "/art"));
+  ASSERT_EQ(::mkfifo((dir + "/fifo.pem").c_str(), 0600), 0);
+  expect_error(run_websd({"build", "--model", fixture_path("tiny-sd15/model"), "--target", "cpu", "--out", dir + "/art",
+                          "--sign-key", dir + "/fifo.pem"}),
+               {"--sign-key " + dir + "/fifo.pem: is a FIFO, expected a key file"});
   const std::string artifact = build(dir + "/art");
-  expect_refused(generate(artifact, dir + "/out.png", {"--trust-key", keys.private_pem}),
-                 ": holds a private key; --trust-key takes the public key");
-  expect_refused(run_websd({"generate", "--prompt", "x", "--out", dir + "/out.png", "--trust-key", keys.public_pem}),
-                 "--key-file and --trust-key apply to an --artifact only");
+  expect_error(generate(artifact, dir + "/out.png", {"--trust-key", dir + "/fifo.pem"}),
+               {"--trust-key " + dir + "/fifo.pem: is a FIFO, expected a key file"});
+  expect_error(generate(artifact, dir + "/out.png", {"--trust-key", keys.private_pem}),
+               {": holds a private key; --trust-key takes the public key"});
+  expect_error(run_websd({"generate", "--prompt", "x", "--out", dir + "/out.png", "--trust-key", keys.public_pem}),
+               {"--key-file and --trust-key apply to an --artifact only"});
 }
 
 TEST(ArtifactProtectionCli, AnArtifactOfTheFormatBeforeSealsAsksForARebuild) {
@@ -228,8 +227,8 @@ TEST(ArtifactProtectionCli, AnArtifactOfTheFormatBeforeSealsAsksForARebuild) {
   write_text(artifact + "/manifest.json", manifest.dump(2) + "\n");
   fs::remove(artifact + "/seal.json");
   const std::string rebuild = "format version 2 is older than this websd reads (3 to 3) (rebuild the artifact";
-  expect_refused(generate(artifact, dir + "/out.png"), rebuild);
-  expect_refused(inspect_verify(artifact), rebuild);
+  expect_error(generate(artifact, dir + "/out.png"), {rebuild});
+  expect_error(inspect_verify(artifact), {rebuild});
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/cli_expect.h"
+#include "support/cli_checks.h"
 #include "support/fixtures.h"
 #include "support/handmade_png.h"
 #include "support/run_command.h"
@@ -25,8 +25,6 @@ using Args = std::vector<std::string>;
 
 // Long enough for a command that loads the tiny model on a busy machine; a hang runs into it.
 constexpr std::chrono::milliseconds kDeadline{60'000};
-
-std::string fixture_model() { return fixture_path("tiny-sd15/model"); }
 
 CommandResult run(const Args& args) { return run_websd(args, "", kDeadline); }
 
@@ -104,7 +102,7 @@ TEST(InputRuleCli, AFifoGivenToAnOptionIsRefusedAtOnce) {
   };
   for (const auto& [args, message] : cases) {
     SCOPED_TRACE(args[0] + " " + args[args.size() - 2] + " " + args.back());
-    expect_one_error_line(run(args), {fifo, message});
+    expect_error(run(args), {fifo, message});
   }
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_FALSE(fs::exists(out));
@@ -122,7 +120,7 @@ TEST(InputRuleCli, AFifoInsideAModelFolderIsRefusedAtOnce) {
     const std::string model = copy_fixture("tiny-sd15/model", "input-rule-model");
     const std::string fifo = make_fifo(model + "/" + file);
     const std::string out = make_temp_dir("input-rule-model-out") + "/out.png";
-    expect_one_error_line(run(generate(model, out)), {fifo, expected});
+    expect_error(run(generate(model, out)), {fifo, expected});
   }
 }
 
@@ -134,24 +132,22 @@ TEST(InputRuleCli, AFifoInsideATokenizerFolderIsRefusedByEveryCommand) {
     const std::string expected =
         file == "special_tokens_map.json" ? "is a FIFO, expected a JSON file" : "is a FIFO, expected a tokenizer file";
     const std::string dir = make_temp_dir("input-rule-tokenizer-out");
-    expect_one_error_line(run({"tokenize", "--tokenizer", tokenizer, "a boat"}), {fifo, expected});
-    expect_one_error_line(run(generate(fixture_model(), dir + "/out.png", {"--tokenizer", tokenizer})),
-                          {fifo, expected});
-    expect_one_error_line(run({"import", "--model", fixture_model(), "--tokenizer", tokenizer, "--verify"}),
-                          {fifo, expected});
+    expect_error(run({"tokenize", "--tokenizer", tokenizer, "a boat"}), {fifo, expected});
+    expect_error(run(generate(fixture_model(), dir + "/out.png", {"--tokenizer", tokenizer})), {fifo, expected});
+    expect_error(run({"import", "--model", fixture_model(), "--tokenizer", tokenizer, "--verify"}), {fifo, expected});
     // Copied by make-model: refused, not skipped (the output folder is never made).
-    expect_one_error_line(run({"make-model", "--preset", "tiny", "--out", dir + "/m", "--tokenizer", tokenizer}),
-                          {fifo, expected});
+    expect_error(run({"make-model", "--preset", "tiny", "--out", dir + "/m", "--tokenizer", tokenizer}),
+                 {fifo, expected});
     EXPECT_FALSE(fs::exists(dir + "/m"));
   }
 }
 
 TEST(InputRuleCli, DevicesAndTerminalsOrPipesAsFilesAreRefused) {
   const std::string dir = make_temp_dir("input-rule-device");
-  expect_one_error_line(run(generate(fixture_model(), dir + "/a.png", {"--scheduler-config", "/dev/zero"})),
-                        {"/dev/zero: is a device, expected a JSON file"});
-  expect_one_error_line(run(generate(fixture_model(), dir + "/b.png", {"--init-image", "/dev/zero"})),
-                        {"/dev/zero: is a device, expected a PNG file"});
+  expect_error(run(generate(fixture_model(), dir + "/a.png", {"--scheduler-config", "/dev/zero"})),
+               {"/dev/zero: is a device, expected a JSON file"});
+  expect_error(run(generate(fixture_model(), dir + "/b.png", {"--init-image", "/dev/zero"})),
+               {"/dev/zero: is a device, expected a PNG file"});
   // /dev/stdin when standard input is a pipe: a FIFO, refused (no command reads a config from stdin).
   const std::string command = "printf '{}' | timeout 60 '" + websd_binary() + "' generate --model '" + fixture_model() +
                               "' --prompt x --steps 1 --scheduler-config /dev/stdin --out '" + dir + "/c.png' 2>'" +
@@ -171,7 +167,7 @@ TEST(InputRuleCli, AHugeConfigIsRefusedByItsSizeBeforeItIsRead) {
   const auto start = std::chrono::steady_clock::now();
   const CommandResult result = run({"import", "--model", model});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
-  expect_one_error_line(result, {config + ": holds 200000000 bytes, over websd's cap of 4 MiB for a JSON file"});
+  expect_error(result, {config + ": holds 200000000 bytes, over websd's cap of 4 MiB for a JSON file"});
   // Refused before reading: websd's peak memory stays far below the file's 200 MB.
   EXPECT_LT(result.peak_rss_bytes, 150'000'000) << result.peak_rss_bytes;
 }
@@ -179,19 +175,19 @@ TEST(InputRuleCli, AHugeConfigIsRefusedByItsSizeBeforeItIsRead) {
 TEST(InputRuleCli, AnOversizedKeyFileIsRefusedNamingTheCap) {
   const std::string dir = make_temp_dir("input-rule-key");
   const std::string big = write_file(dir + "/big.key", std::string(5000, 'a'));
-  expect_one_error_line(run({"inspect", encrypted_artifact().dir, "--key-file", big}),
-                        {big + ": holds 5000 bytes, over websd's cap of 4 KiB for a key file"});
+  expect_error(run({"inspect", encrypted_artifact().dir, "--key-file", big}),
+               {big + ": holds 5000 bytes, over websd's cap of 4 KiB for a key file"});
   // A folder passed as a key file keeps its message.
-  expect_one_error_line(run({"inspect", encrypted_artifact().dir, "--key-file", dir}),
-                        {dir + ": is a folder, expected a key file"});
+  expect_error(run({"inspect", encrypted_artifact().dir, "--key-file", dir}),
+               {dir + ": is a folder, expected a key file"});
 }
 
 TEST(InputRuleCli, MakeModelRefusesABrokenTokenizerNamingTheFile) {
   const std::string tokenizer = copy_fixture("clip-tokenizer", "input-rule-tokenizer");
   write_file(tokenizer + "/vocab.json", "this is not json");
   const std::string out = make_temp_dir("input-rule-tokenizer-out") + "/m";
-  expect_one_error_line(run({"make-model", "--preset", "tiny", "--out", out, "--tokenizer", tokenizer}),
-                        {tokenizer + "/vocab.json"});
+  expect_error(run({"make-model", "--preset", "tiny", "--out", out, "--tokenizer", tokenizer}),
+               {tokenizer + "/vocab.json"});
   EXPECT_FALSE(fs::exists(out));
   // A good one is copied as it was.
   const std::string good = fixture_path("clip-tokenizer");
@@ -221,7 +217,7 @@ TEST(InputRuleCli, PngLimitsAreNamedWithTheValue) {
     SCOPED_TRACE(file);
     const CommandResult result =
         run(generate(fixture_model(), dir + "/out.png", {"--init-image", file, "--strength", "0.5"}));
-    expect_one_error_line(result, {"[png] " + file});
+    expect_error(result, {"[png] " + file});
     for (const auto& part : parts) EXPECT_NE(result.err.find(part), std::string::npos) << result.err;
     EXPECT_EQ(result.err.find("truncated or corrupt"), std::string::npos) << result.err;
   }

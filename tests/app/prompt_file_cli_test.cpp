@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "io/png_file.h"
-#include "support/cli_expect.h"
+#include "support/cli_checks.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
 
@@ -70,19 +70,18 @@ TEST(PromptFileCli, InvalidOversizedOrSpecialPromptFilesAreRefused) {
   const std::string dir = make_temp_dir("prompt-file-bad");
   const std::string out = dir + "/out.png";
   const std::string invalid = write_file(dir + "/invalid.txt", "a caf\xe9 by the sea");
-  expect_one_error_line(run_websd(generate(out, {"--prompt-file", invalid})),
-                        {"--prompt-file " + invalid + ": byte 5 is not valid UTF-8"});
+  expect_error(run_websd(generate(out, {"--prompt-file", invalid})),
+               {"--prompt-file " + invalid + ": byte 5 is not valid UTF-8"});
   const std::string big = write_file(dir + "/big.txt", std::string((1 << 20) + 1, 'a'));
-  expect_one_error_line(
-      run_websd(generate(out, {"--prompt-file", big})),
-      {"--prompt-file " + big + ": holds 1048577 bytes, over websd's cap of 1 MiB for a prompt file"});
+  expect_error(run_websd(generate(out, {"--prompt-file", big})),
+               {"--prompt-file " + big + ": holds 1048577 bytes, over websd's cap of 1 MiB for a prompt file"});
   const std::string folder = make_temp_dir("prompt-file-folder");
-  expect_one_error_line(run_websd(generate(out, {"--prompt", "x", "--negative-prompt-file", folder})),
-                        {"--negative-prompt-file " + folder + ": is a folder, expected a prompt file"});
-  expect_one_error_line(run_websd(generate(out, {"--prompt-file", "-"}), std::string((1 << 20) + 1, 'b')),
-                        {"--prompt-file - (standard input): holds more than 1048576 bytes"});
-  expect_one_error_line(run_websd({"tokenize", "--tokenizer", fixture_path("clip-tokenizer"), "--prompt-file", big}),
-                        {"over websd's cap of 1 MiB for a prompt file"});
+  expect_error(run_websd(generate(out, {"--prompt", "x", "--negative-prompt-file", folder})),
+               {"--negative-prompt-file " + folder + ": is a folder, expected a prompt file"});
+  expect_error(run_websd(generate(out, {"--prompt-file", "-"}), std::string((1 << 20) + 1, 'b')),
+               {"--prompt-file - (standard input): holds more than 1048576 bytes"});
+  expect_error(run_websd({"tokenize", "--tokenizer", fixture_path("clip-tokenizer"), "--prompt-file", big}),
+               {"over websd's cap of 1 MiB for a prompt file"});
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -90,17 +89,15 @@ TEST(PromptFileCli, ThePromptIsGivenExactlyOneWay) {
   const std::string dir = make_temp_dir("prompt-file-usage");
   const std::string out = dir + "/out.png";
   const std::string file = write_file(dir + "/prompt.txt", "a boat");
-  expect_one_error_line(run_websd(generate(out, {"--prompt", "x", "--prompt-file", file})),
-                        {"--prompt and --prompt-file exclude each other"}, 2);
-  expect_one_error_line(
-      run_websd(generate(out, {"--prompt", "x", "--negative-prompt", "y", "--negative-prompt-file", file})),
-      {"--negative-prompt and --negative-prompt-file exclude each other"}, 2);
-  expect_one_error_line(run_websd(generate(out, {})), {"no prompt: pass --prompt TEXT or --prompt-file FILE"}, 2);
-  expect_one_error_line(run_websd(generate(out, {"--prompt-file", "-", "--negative-prompt-file", "-"})),
-                        {"cannot both read standard input"}, 2);
-  expect_one_error_line(
-      run_websd({"tokenize", "--tokenizer", fixture_path("clip-tokenizer"), "--prompt-file", file, "x"}),
-      {"exclude each other"}, 2);
+  expect_error(run_websd(generate(out, {"--prompt", "x", "--prompt-file", file})),
+               {"--prompt and --prompt-file exclude each other"}, 2);
+  expect_error(run_websd(generate(out, {"--prompt", "x", "--negative-prompt", "y", "--negative-prompt-file", file})),
+               {"--negative-prompt and --negative-prompt-file exclude each other"}, 2);
+  expect_error(run_websd(generate(out, {})), {"no prompt: pass --prompt TEXT or --prompt-file FILE"}, 2);
+  expect_error(run_websd(generate(out, {"--prompt-file", "-", "--negative-prompt-file", "-"})),
+               {"cannot both read standard input"}, 2);
+  expect_error(run_websd({"tokenize", "--tokenizer", fixture_path("clip-tokenizer"), "--prompt-file", file, "x"}),
+               {"exclude each other"}, 2);
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -36,18 +36,16 @@ namespace {
 
 std::string fixture_model() { return fixture_path("tiny-sd15/model"); }
 
-std::string copy_fixture(const std::string& tag) {
-  const std::string dir = make_temp_dir(tag) + "/model";
-  std::filesystem::copy(fixture_model(), dir, std::filesystem::copy_options::recursive);
-  return dir;
-}
+std::string copy_fixture(const std::string& tag) { return copy_fixture("tiny-sd15/model", tag); }
 
 void expect_error(const CommandResult& result, std::initializer_list<std::string> parts, int code) {
+  EXPECT_FALSE(result.timed_out) << "still running at the deadline: " << result.err;
   EXPECT_EQ(result.exit_code, code) << result.err << result.out;
   const std::size_t start = result.err.rfind("websd: error: ");
   ASSERT_NE(start, std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("websd: error: "), start) << "more than one error line: " << result.err;
   const std::string line = result.err.substr(start);
-  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << result.err;
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << "not one line: " << result.err;
   EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
   for (const auto& part : parts) EXPECT_NE(line.find(part), std::string::npos) << line << "\nlacks: " << part;
 }

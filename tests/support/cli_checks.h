@@ -18,7 +18,9 @@ namespace websd::test {
 std::string fixture_model();
 std::string copy_fixture(const std::string& tag);
 
-// Exit status `code` and one last line "websd: error: ..." holding every part, never an internal error.
+// Exit status `code` (1: bad input, 2: usage), within the deadline if one was given, and one error
+// line "websd: error: ..." ending stderr (progress lines may precede it) that holds every part and is
+// never an internal error.
 void expect_error(const CommandResult& result, std::initializer_list<std::string> parts, int code = 1);
 
 // `websd generate` of the model with one step, seed 1, and `more` options.
