@@ -18,12 +18,27 @@ PACKAGES=(
   libyaml-cpp-dev                             # single-file checkpoints: the original LDM inference configs (--config)
 )
 # With --wasm (scripts/test.sh): the WebAssembly build of the browser-side libraries and its tests.
-if [[ ${1:-} == --wasm ]]; then
-  PACKAGES+=(
-    emscripten                                # Debian's emscripten 3.1.6 (clang 14, libc++): wasm/CMakeLists.txt
-    nodejs                                    # runs the wasm parity tests (and emscripten's tools)
-  )
-fi
+# With --webgpu (scripts/test.sh): WebGPU under Node for the bridge and the webgpu target's tests:
+# Dawn from npm (web/package.json), on SwiftShader's Vulkan driver from Debian's chromium when the
+# machine has no GPU (web/node/node_gpu.mjs).
+for option in "$@"; do
+  case $option in
+    --wasm)
+      PACKAGES+=(
+        emscripten                            # Debian's emscripten 3.1.6 (clang 14, libc++): wasm/CMakeLists.txt
+        nodejs                                # runs the wasm parity tests (and emscripten's tools)
+      ) ;;
+    --webgpu)
+      PACKAGES+=(
+        nodejs                                # runs web/ (the bridge, the Node runner) and its tests
+        chromium                              # SwiftShader's Vulkan driver: WebGPU without a GPU (and the page's tests)
+        libvulkan1                            # the Vulkan loader Dawn opens
+      )
+      # npm comes with nodejs from other sources (NodeSource): Debian's package only where it is missing.
+      command -v npm >/dev/null || PACKAGES+=(npm) ;;
+    *) echo "install-deps.sh: unknown option '$option' (known: --wasm, --webgpu)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for package in "${PACKAGES[@]}"; do
@@ -35,3 +50,12 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The npm packages web/ pins (package-lock.json), installed again only when the lock file changed.
+web=$(cd "$(dirname "$0")/../web" && pwd)
+for option in "$@"; do
+  if [[ $option == --webgpu && ! $web/node_modules/.package-lock.json -nt $web/package-lock.json ]]; then
+    echo "websd: installing the npm packages of web/ (npm ci)" >&2
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done

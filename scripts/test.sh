@@ -2,7 +2,7 @@
 # Installs dependencies, builds, and runs the whole test suite. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh --wasm
+bash scripts/install-deps.sh --wasm --webgpu
 bash scripts/build.sh
 bash scripts/test-wasm.sh
 # A bounded run of the fuzz target that loads AND executes mutated launch lists on the CPU device

@@ -1,0 +1,339 @@
+// The JavaScript side of websd's WebGPU device: owns the GPUDevice and everything made on it, and
+// hands the WebAssembly runtime (src/targets/webgpu/runtime) integer handles instead of objects.
+// The same module serves the Node runner (npm `webgpu`, Dawn) and the browser page: it touches
+// nothing but the WebGPU API it is given.
+//
+//   const gpu = await GpuBridge.create(navigator.gpu, { requiredLimits, requiredFeatures });
+//   const a = gpu.createBuffer(bytes);                 // handles are small integers
+//   gpu.writeBuffer(a, 0, data);                       // copied now: `data` may change afterwards
+//   const k = gpu.createKernel(wgsl, 'main', ['read', 'write'], 16);
+//   const p = gpu.createProgram([{ kernel: k, bindings: [...], uniforms, dispatch: [x, y, z] }]);
+//   gpu.runProgram(p);                                 // every dispatch in one compute pass
+//   gpu.readBuffer(b, 0, bytes, (view) => ...);        // delivered once the work is done
+//   gpu.flush();                                       // submits the command encoder
+//   await gpu.settled();                               // or: while (!gpu.poll()) yield to the event loop
+//
+// Ordering: writes, copies, runs and reads take effect in the order they are called, as the
+// runtime's Device interface promises (src/runtime/device.h). Commands are gathered in one command
+// encoder per flush (one per UNet step, not one per dispatch); a write flushes what was gathered
+// first, since queue.writeBuffer would otherwise overtake it. Errors (validation, out of memory,
+// shader compilation, device loss) are kept and thrown by the next poll() or settled(), with the
+// operation that caused them. Single-threaded, like everything on one GPUDevice.
+
+const kStorageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+// The message for an adapter that lacks what the artifact needs (null when it has all of it).
+export function missingCapability(adapter, requiredLimits = {}, requiredFeatures = []) {
+  for (const feature of requiredFeatures) {
+    if (!adapter.features.has(feature)) return `the adapter lacks feature '${feature}'`;
+  }
+  for (const [name, needed] of Object.entries(requiredLimits)) {
+    const offered = adapter.limits[name];
+    if (offered === undefined) return `the adapter does not report limit '${name}'`;
+    // Alignments are better when smaller; every other limit when larger.
+    const enough = name.startsWith('min') ? offered <= needed : offered >= needed;
+    if (!enough) return `limit ${name}: the artifact needs ${needed}, the adapter offers ${offered}`;
+  }
+  return null;
+}
+
+export class GpuBridge {
+  // `gpu` is navigator.gpu, or npm webgpu's create([...toggles]) under Node. Throws an Error whose
+  // message starts with "webgpu:" when there is no adapter or it lacks a limit or feature.
+  static async create(gpu, { requiredLimits = {}, requiredFeatures = [], powerPreference = 'high-performance' } = {}) {
+    if (!gpu) throw new Error('webgpu: this environment has no WebGPU (navigator.gpu is missing)');
+    const adapter = await gpu.requestAdapter({ powerPreference });
+    if (!adapter) {
+      throw new Error('webgpu: no GPU adapter was found (in a browser: WebGPU may be disabled; under Node: ' +
+                      'set VK_ICD_FILENAMES to a Vulkan driver, e.g. SwiftShader\'s)');
+    }
+    const missing = missingCapability(adapter, requiredLimits, requiredFeatures);
+    if (missing) throw new Error(`webgpu: ${describeAdapter(adapter)}: ${missing}`);
+    const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
+    return new GpuBridge(gpu, adapter, device);
+  }
+
+  constructor(gpu, adapter, device) {
+    this.gpu = gpu;  // held: Dawn under Node tears its instance down when this is collected
+    this.adapter = adapter;
+    this.device = device;
+    this.adapterName = describeAdapter(adapter);
+    this.objects = [null];  // handle -> buffer, kernel or program; 0 is never a handle
+    this.freeHandles = [];
+    this.encoder = null;
+    this.afterFlush = [];   // reads to start once the copies they wait on are submitted
+    this.pending = 0;       // reads and compilations not yet delivered
+    this.waiters = [];      // settled() promises waiting for pending == 0
+    this.error = null;
+    this.stagingPool = new Map();  // bytes -> idle MAP_READ buffers
+    device.addEventListener?.('uncapturederror', (event) => this.fail(`GPU error: ${event.error.message}`));
+    device.lost?.then((info) => {
+      if (info.reason !== 'destroyed') this.fail(`the GPU device was lost: ${info.message}`);
+    });
+  }
+
+  // The adapter's limits, as a plain object (DeviceLimits on the C++ side).
+  limits() {
+    const limits = {};
+    for (const name in this.device.limits) limits[name] = this.device.limits[name];
+    return limits;
+  }
+
+  createBuffer(bytes) {
+    const buffer = this.device.createBuffer({ size: alignUp(Math.max(bytes, 4), 4), usage: kStorageUsage() });
+    return this.hold({ kind: 'buffer', buffer, bytes });
+  }
+
+  // Frees the handle; the GPU keeps the memory until the work already submitted is done with it.
+  release(handle) {
+    const object = this.get(handle);
+    if (object.kind === 'buffer') object.buffer.destroy();
+    if (object.kind === 'program') object.uniformBuffer?.destroy();
+    this.objects[handle] = null;
+    this.freeHandles.push(handle);
+  }
+
+  // Copies `data` (a typed array or ArrayBuffer view) into the buffer at `offset` now.
+  writeBuffer(handle, offset, data) {
+    const { buffer } = this.getBuffer(handle, offset, data.byteLength, 'write');
+    this.flush();
+    // queue.writeBuffer wants a multiple of 4 bytes: pad a short tail with zeros.
+    if (data.byteLength % 4 === 0) {
+      this.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset, data.byteLength);
+    } else {
+      const padded = new Uint8Array(alignUp(data.byteLength, 4));
+      padded.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      this.device.queue.writeBuffer(buffer, offset, padded);
+    }
+  }
+
+  copyBuffer(from, fromOffset, to, toOffset, bytes) {
+    const source = this.getBuffer(from, fromOffset, bytes, 'copy from').buffer;
+    const target = this.getBuffer(to, toOffset, bytes, 'copy to').buffer;
+    this.commandEncoder().copyBufferToBuffer(source, fromOffset, target, toOffset, bytes);
+  }
+
+  // Enqueues a read of `bytes` at `offset`; after the next flush, once the GPU is done, `deliver`
+  // gets a Uint8Array that is valid only during the call (copy out what you keep).
+  readBuffer(handle, offset, bytes, deliver) {
+    const source = this.getBuffer(handle, offset, bytes, 'read').buffer;
+    const size = alignUp(Math.max(bytes, 4), 4);
+    const staging = this.takeStaging(size);
+    this.commandEncoder().copyBufferToBuffer(source, offset, staging, 0, size);
+    this.pending += 1;
+    this.afterFlush.push(() => staging.mapAsync(GPUMapMode.READ).then(
+        () => {
+          try {
+            deliver(new Uint8Array(staging.getMappedRange(0, size), 0, bytes));
+          } finally {
+            staging.unmap();
+            this.returnStaging(size, staging);
+          }
+        },
+        (error) => this.fail(`reading ${bytes} bytes back: ${error.message}`)).finally(() => this.done()));
+  }
+
+  // A compute kernel: WGSL `code`'s entry point `entry`, with one storage binding per entry of
+  // `bindings` ('read', 'write' or 'readwrite') at @group(0) @binding(i), then, when
+  // `uniformBytes` > 0, a uniform block at @binding(bindings.length). Compiles in the background.
+  createKernel(code, entry, bindings, uniformBytes = 0) {
+    const entries = bindings.map((access, binding) => ({
+      binding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: access === 'read' ? 'read-only-storage' : 'storage' },
+    }));
+    if (uniformBytes > 0) {
+      entries.push({ binding: bindings.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } });
+    }
+    const layout = this.device.createBindGroupLayout({ entries });
+    const kernel = { kind: 'kernel', entry, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
+    const handle = this.hold(kernel);
+    this.pending += 1;
+    // A WGSL error surfaces in this scope (not as an uncaptured error), so it can name the kernel.
+    this.device.pushErrorScope('validation');
+    const module = this.device.createShaderModule({ code, label: entry });
+    const pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [layout] });
+    const pipeline = this.device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint: entry } });
+    const scope = this.device.popErrorScope();
+    Promise.allSettled([scope, pipeline]).then(async ([scoped, made]) => {
+      const error = scoped.value ?? (made.status === 'rejected' ? made.reason : null);
+      if (error) this.fail(`kernel '${entry}': ${await compileMessages(module, error)}`);
+      else kernel.pipeline = made.value;
+    }).finally(() => this.done());
+    return handle;
+  }
+
+  // A program: launches recorded once, run many times. Each launch is { kernel, bindings:
+  // [{ buffer, offset, bytes }], uniforms (Uint8Array, its kernel's uniformBytes), dispatch: [x, y, z] }.
+  // Bind groups and one uniform buffer holding every launch's uniforms are made here, not per run.
+  createProgram(launches) {
+    const alignment = this.device.limits.minUniformBufferOffsetAlignment;
+    let uniformTotal = 0;
+    const uniformOffsets = launches.map((launch) => {
+      const kernel = this.getKernel(launch.kernel);
+      if (kernel.uniformBytes === 0) return -1;
+      const offset = uniformTotal;
+      uniformTotal += alignUp(kernel.uniformBytes, alignment);
+      return offset;
+    });
+    const uniformBuffer = uniformTotal > 0 ? this.device.createBuffer({
+      size: uniformTotal, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, mappedAtCreation: true }) : null;
+    const steps = launches.map((launch, index) => {
+      const kernel = this.getKernel(launch.kernel);
+      if (launch.bindings.length !== kernel.bindingCount) {
+        throw new Error(`webgpu: launch ${index} ('${kernel.entry}') binds ${launch.bindings.length} buffers, ` +
+                        `its kernel takes ${kernel.bindingCount}`);
+      }
+      const entries = launch.bindings.map((binding, slot) => ({
+        binding: slot,
+        resource: {
+          buffer: this.getBuffer(binding.buffer, binding.offset, binding.bytes, `bind launch ${index} slot ${slot}`).buffer,
+          offset: binding.offset,
+          size: alignUp(binding.bytes, 4),
+        },
+      }));
+      if (kernel.uniformBytes > 0) {
+        if (launch.uniforms.byteLength !== kernel.uniformBytes) {
+          throw new Error(`webgpu: launch ${index} ('${kernel.entry}') has ${launch.uniforms.byteLength} ` +
+                          `uniform bytes, its kernel takes ${kernel.uniformBytes}`);
+        }
+        new Uint8Array(uniformBuffer.getMappedRange(uniformOffsets[index], alignUp(kernel.uniformBytes, alignment)))
+            .set(new Uint8Array(launch.uniforms.buffer, launch.uniforms.byteOffset, launch.uniforms.byteLength));
+        entries.push({ binding: kernel.bindingCount,
+                       resource: { buffer: uniformBuffer, offset: uniformOffsets[index], size: kernel.uniformBytes } });
+      }
+      const bindGroup = this.device.createBindGroup({ layout: kernel.layout, entries });
+      return { kernel, bindGroup, dispatch: launch.dispatch };
+    });
+    uniformBuffer?.unmap();
+    return this.hold({ kind: 'program', steps, uniformBuffer });
+  }
+
+  // Encodes every launch of the program, in order, in one compute pass of the current encoder.
+  // Throws when a kernel is not compiled yet: await settled() after creating kernels.
+  runProgram(handle) {
+    const program = this.get(handle);
+    if (program.kind !== 'program') throw new Error(`webgpu: handle ${handle} is not a program`);
+    const pass = this.commandEncoder().beginComputePass();
+    for (const step of program.steps) {
+      if (!step.kernel.pipeline) {
+        pass.end();
+        throw new Error(`webgpu: kernel '${step.kernel.entry}' is not compiled yet (await the bridge first)`);
+      }
+      pass.setPipeline(step.kernel.pipeline);
+      pass.setBindGroup(0, step.bindGroup);
+      pass.dispatchWorkgroups(step.dispatch[0], step.dispatch[1], step.dispatch[2]);
+    }
+    pass.end();
+  }
+
+  // Submits what was gathered since the last flush, then starts the reads that wait on it.
+  flush() {
+    if (this.encoder) {
+      this.device.queue.submit([this.encoder.finish()]);
+      this.encoder = null;
+    }
+    const started = this.afterFlush;
+    this.afterFlush = [];
+    for (const start of started) start();
+  }
+
+  // True when every read and compilation enqueued so far has been delivered (flush first). Throws
+  // the first GPU error seen, once.
+  poll() {
+    this.throwError();
+    return this.pending === 0 && this.afterFlush.length === 0;
+  }
+
+  // Flushes, then resolves when poll() would return true (rejects with the first GPU error).
+  async settled() {
+    this.flush();
+    if (this.pending > 0) await new Promise((resolve) => this.waiters.push(resolve));
+    this.throwError();
+  }
+
+  destroy() {
+    this.device.destroy();
+  }
+
+  // Internals.
+  commandEncoder() {
+    return this.encoder ??= this.device.createCommandEncoder();
+  }
+
+  hold(object) {
+    const handle = this.freeHandles.pop() ?? this.objects.length;
+    this.objects[handle] = object;
+    return handle;
+  }
+
+  get(handle) {
+    const object = this.objects[handle];
+    if (!object) throw new Error(`webgpu: ${handle} is not a live handle`);
+    return object;
+  }
+
+  getBuffer(handle, offset, bytes, what) {
+    const object = this.get(handle);
+    if (object.kind !== 'buffer') throw new Error(`webgpu: ${what}: handle ${handle} is not a buffer`);
+    if (offset % 4 !== 0) throw new Error(`webgpu: ${what}: offset ${offset} is not a multiple of 4`);
+    if (offset < 0 || bytes < 0 || offset + bytes > object.bytes) {
+      throw new Error(`webgpu: ${what}: bytes [${offset}, ${offset + bytes}) lie outside a buffer of ${object.bytes}`);
+    }
+    return object;
+  }
+
+  getKernel(handle) {
+    const object = this.get(handle);
+    if (object.kind !== 'kernel') throw new Error(`webgpu: handle ${handle} is not a kernel`);
+    return object;
+  }
+
+  takeStaging(size) {
+    const idle = this.stagingPool.get(size);
+    if (idle?.length) return idle.pop();
+    return this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  returnStaging(size, buffer) {
+    if (!this.stagingPool.has(size)) this.stagingPool.set(size, []);
+    this.stagingPool.get(size).push(buffer);
+  }
+
+  done() {
+    this.pending -= 1;
+    if (this.pending === 0) {
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  fail(message) {
+    this.error ??= new Error(`webgpu: ${this.adapterName}: ${message}`);
+  }
+
+  throwError() {
+    if (!this.error) return;
+    const error = this.error;
+    this.error = null;
+    throw error;
+  }
+}
+
+function alignUp(value, alignment) {
+  return Math.ceil(value / alignment) * alignment;
+}
+
+function describeAdapter(adapter) {
+  const info = adapter.info ?? {};
+  return info.description || [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'adapter';
+}
+
+// The compiler's messages for a shader that failed to build (line:column: message), else the error's.
+async function compileMessages(module, error) {
+  const info = await module.getCompilationInfo?.();
+  const errors = (info?.messages ?? []).filter((m) => m.type === 'error');
+  if (errors.length === 0) return error.message;
+  return errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`).join('; ');
+}

@@ -1,0 +1,23 @@
+// WebGPU under Node: the npm `webgpu` package (Dawn, the engine inside Chrome) with its globals
+// (GPUBufferUsage, GPUMapMode, ...) installed, so web/bridge runs unchanged outside a browser.
+//
+// Without a GPU, Dawn runs on SwiftShader's Vulkan driver, which Debian's `chromium` package ships:
+// it is used when VK_ICD_FILENAMES is unset and the driver is there (scripts/install-deps.sh --webgpu).
+// Dawn toggles come from `toggles` or WEBSD_DAWN_TOGGLES ('enable-dawn-features=a,b;...').
+
+const kSwiftShaderIcd = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+export async function nodeGpu(toggles = (process.env.WEBSD_DAWN_TOGGLES ?? '').split(';').filter(Boolean)) {
+  if (process.env.VK_ICD_FILENAMES === undefined) {
+    const { existsSync } = await import('node:fs');
+    if (existsSync(kSwiftShaderIcd)) process.env.VK_ICD_FILENAMES = kSwiftShaderIcd;
+  }
+  let webgpu;
+  try {
+    webgpu = await import('webgpu');
+  } catch (error) {
+    throw new Error(`webgpu: the npm package 'webgpu' is not installed (run scripts/install-deps.sh --webgpu): ${error.message}`);
+  }
+  Object.assign(globalThis, webgpu.globals);
+  return webgpu.create(toggles);
+}

@@ -1,0 +1,144 @@
+// The WebGPU bridge (web/bridge/websd_gpu.mjs) on Dawn under Node: SwiftShader in CI, a real GPU
+// where one is offered. Every read-back is compared with what the host computes.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { GpuBridge, missingCapability } from '../bridge/websd_gpu.mjs';
+import { nodeGpu } from '../node/node_gpu.mjs';
+
+// out[i] = a[i] * scale + b[i], with scale and n in a uniform block.
+const kAxpy = `
+struct Params { n: u32, scale: f32 }
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> params: Params;
+@compute @workgroup_size(64)
+fn axpy(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x < params.n) { out[id.x] = a[id.x] * params.scale + b[id.x]; }
+}`;
+
+// x[i] += 1, no uniforms.
+const kIncrement = `
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(64)
+fn increment(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x < arrayLength(&x)) { x[id.x] = x[id.x] + 1.0; }
+}`;
+
+let gpu;
+before(async () => {
+  gpu = await GpuBridge.create(await nodeGpu());
+});
+after(() => gpu?.destroy());
+
+function floats(values) {
+  return new Float32Array(values);
+}
+
+function uniforms(n, scale) {
+  const bytes = new ArrayBuffer(8);
+  new DataView(bytes).setUint32(0, n, true);
+  new DataView(bytes).setFloat32(4, scale, true);
+  return new Uint8Array(bytes);
+}
+
+async function readFloats(handle, offset, count) {
+  let result;
+  gpu.readBuffer(handle, offset, count * 4, (view) => {
+    result = new Float32Array(view.slice().buffer);
+  });
+  await gpu.settled();
+  return Array.from(result);
+}
+
+test('a program runs its launches with their uniforms and reads back the result', async () => {
+  const n = 100;
+  const a = gpu.createBuffer(n * 4), b = gpu.createBuffer(n * 4), out = gpu.createBuffer(n * 4);
+  const av = floats(Array.from({ length: n }, (_, i) => i)), bv = floats(Array.from({ length: n }, (_, i) => 1 - i));
+  gpu.writeBuffer(a, 0, av);
+  gpu.writeBuffer(b, 0, bv);
+  const kernel = gpu.createKernel(kAxpy, 'axpy', ['read', 'read', 'write'], 8);
+  await gpu.settled();
+  const binding = (buffer) => ({ buffer, offset: 0, bytes: n * 4 });
+  const program = gpu.createProgram([
+    { kernel, bindings: [binding(a), binding(b), binding(out)], uniforms: uniforms(n, 3), dispatch: [2, 1, 1] },
+  ]);
+  gpu.runProgram(program);
+  const result = await readFloats(out, 0, n);
+  assert.deepEqual(result, Array.from({ length: n }, (_, i) => Math.fround(av[i] * 3 + bv[i])));
+  for (const handle of [program, kernel, a, b, out]) gpu.release(handle);
+});
+
+test('writes, runs, copies and reads take effect in the order they are called', async () => {
+  const x = gpu.createBuffer(16), copy = gpu.createBuffer(16);
+  const kernel = gpu.createKernel(kIncrement, 'increment', ['readwrite']);
+  await gpu.settled();
+  const program = gpu.createProgram([{ kernel, bindings: [{ buffer: x, offset: 0, bytes: 16 }], dispatch: [1, 1, 1] }]);
+  gpu.writeBuffer(x, 0, floats([1, 2, 3, 4]));
+  gpu.runProgram(program);
+  gpu.copyBuffer(x, 0, copy, 0, 16);  // holds the first run's result
+  const first = [];
+  gpu.readBuffer(x, 0, 16, (view) => first.push(...new Float32Array(view.slice().buffer)));
+  gpu.writeBuffer(x, 0, floats([10, 20, 30, 40]));  // after the run and the read: must not overtake them
+  gpu.runProgram(program);
+  gpu.runProgram(program);
+  assert.deepEqual(await readFloats(x, 0, 4), [12, 22, 32, 42]);
+  assert.deepEqual(first, [2, 3, 4, 5]);
+  assert.deepEqual(await readFloats(copy, 0, 4), [2, 3, 4, 5]);
+  for (const handle of [program, kernel, x, copy]) gpu.release(handle);
+});
+
+test('a sub-range binding and a partial read see only their bytes', async () => {
+  const alignment = gpu.limits().minStorageBufferOffsetAlignment;
+  const x = gpu.createBuffer(alignment + 16);
+  gpu.writeBuffer(x, 0, new Float32Array((alignment + 16) / 4));
+  const kernel = gpu.createKernel(kIncrement, 'increment', ['readwrite']);
+  await gpu.settled();
+  const program = gpu.createProgram([{ kernel, bindings: [{ buffer: x, offset: alignment, bytes: 16 }], dispatch: [1, 1, 1] }]);
+  gpu.runProgram(program);
+  assert.deepEqual(await readFloats(x, alignment - 8, 6), [0, 0, 1, 1, 1, 1]);
+  for (const handle of [program, kernel, x]) gpu.release(handle);
+});
+
+test('poll reports work in flight until it is delivered', async () => {
+  const x = gpu.createBuffer(4);
+  gpu.writeBuffer(x, 0, floats([7]));
+  let delivered = null;
+  gpu.readBuffer(x, 0, 4, (view) => { delivered = new Float32Array(view.slice().buffer)[0]; });
+  assert.equal(gpu.poll(), false);  // not even submitted yet
+  gpu.flush();
+  while (!gpu.poll()) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.equal(delivered, 7);
+  gpu.release(x);
+});
+
+test('a WGSL error names the kernel and the line', async () => {
+  gpu.createKernel('@compute @workgroup_size(1) fn broken() { let x: f32 = undefined_name; }', 'broken', []);
+  await assert.rejects(gpu.settled(), /kernel 'broken': .*1:\d+: .*undefined_name/);
+});
+
+test('bad handles and ranges are refused with what was wrong', () => {
+  const x = gpu.createBuffer(16);
+  assert.throws(() => gpu.writeBuffer(x, 8, floats([1, 2, 3])), /bytes \[8, 20\) lie outside a buffer of 16/);
+  assert.throws(() => gpu.copyBuffer(x, 2, x, 8, 4), /offset 2 is not a multiple of 4/);
+  gpu.release(x);
+  assert.throws(() => gpu.readBuffer(x, 0, 4, () => {}), /is not a live handle/);
+  assert.throws(() => gpu.runProgram(12345), /is not a live handle/);
+});
+
+test('an adapter below the artifact\'s limits is refused, naming the limit', async () => {
+  const offered = gpu.adapter.limits.maxStorageBufferBindingSize;
+  assert.equal(missingCapability(gpu.adapter, { maxStorageBufferBindingSize: offered }), null);
+  assert.match(missingCapability(gpu.adapter, { maxStorageBufferBindingSize: offered * 2 }),
+               new RegExp(`limit maxStorageBufferBindingSize: the artifact needs ${offered * 2}, the adapter offers ${offered}`));
+  assert.match(missingCapability(gpu.adapter, { minStorageBufferOffsetAlignment: 1 }), /minStorageBufferOffsetAlignment/);
+  assert.match(missingCapability(gpu.adapter, {}, ['no-such-feature']), /lacks feature 'no-such-feature'/);
+  await assert.rejects(GpuBridge.create(await nodeGpu(), { requiredLimits: { maxComputeWorkgroupsPerDimension: 1e9 } }),
+                       /^Error: webgpu: .*limit maxComputeWorkgroupsPerDimension: the artifact needs 1000000000/);
+});
+
+test('no adapter, or no WebGPU at all, is one clear error', async () => {
+  await assert.rejects(GpuBridge.create({ requestAdapter: async () => null }), /webgpu: no GPU adapter was found/);
+  await assert.rejects(GpuBridge.create(undefined), /webgpu: this environment has no WebGPU/);
+});
