@@ -42,7 +42,7 @@ class ComponentWeightSource final : public runtime::WeightSource {
  public:
   struct Weight {
     passes::WeightRecipe recipe;
-    std::optional<cpu::WeightPacking> packing;
+    std::optional<compiler::WeightLayout> packing;
   };
 
   ComponentWeightSource(compiler::ComponentWeights& weights, std::string symbol, std::map<std::string, Weight> made)
@@ -105,8 +105,8 @@ struct ExecutorCache {
     for (std::size_t w = 0; w < function.weights().size(); ++w) {
       const graph::ValueId id = function.weights()[w];
       const graph::Value& value = function.value(id);
-      std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
-      placements.push_back({value.name, packing ? packing->layout : "", value.type});
+      std::optional<compiler::WeightLayout> packing = compiler::cpu_target().weight_layout(function, id);
+      placements.push_back({value.name, packing ? packing->name : "", value.type});
       result.made.emplace(value.name, ComponentWeightSource::Weight{all_recipes[w], std::move(packing)});
     }
     result.list = passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements));

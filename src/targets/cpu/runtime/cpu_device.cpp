@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "core/error.h"
-#include "graph/op_registry.h"
+#include "ops/op_registry.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
 #include "targets/cpu/runtime/onednn_conv.h"
@@ -65,9 +65,9 @@ std::vector<TensorType> types_of(const runtime::LaunchList& list, const std::vec
 void check_operand_types(const runtime::LaunchList& list, std::size_t index, const runtime::Launch& launch) {
   const runtime::Kernel& kernel = list.kernel_of(launch);
   const std::string where = launch_where(list, index, kernel);
-  const graph::OpDef* op = nullptr;
+  const ops::OpDef* op = nullptr;
   try {
-    op = &graph::op_lookup(kernel.entry);
+    op = &ops::op_lookup(kernel.entry);
   } catch (const Error&) {
     throw Error("artifact", where + ": no such op (built by a newer websd?)");
   }

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "graph/function.h"
-#include "graph/fused_program.h"
+#include "ops/fused_program.h"
 
 namespace websd::graph {
 namespace {
