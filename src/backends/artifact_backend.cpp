@@ -1,7 +1,5 @@
 #include "backends/artifact_backend.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -15,8 +13,7 @@
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
-#include "targets/cpu/runtime/cpu_device.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/device_registry.h"
 
 namespace websd::backends {
 namespace {
@@ -24,7 +21,7 @@ namespace {
 constexpr const char* kSchedulerConfigPath = "model/scheduler/scheduler_config.json";
 
 artifact::ArtifactOpenOptions open_options(const ArtifactAccess& access) {
-  artifact::ArtifactOpenOptions options = artifact::ArtifactOpenOptions::for_target("cpu");
+  artifact::ArtifactOpenOptions options = artifact::ArtifactOpenOptions::for_targets(targets::device_target_names());
   options.key_file = access.key_file;
   options.trust_key_files = access.trust_key_files;
   return options;
@@ -50,7 +47,8 @@ struct ArtifactBackend::State {
   Residency residency;
   ModelInfo info;
   std::int64_t width = 0, height = 0;
-  cpu::CpuDevice device;
+  std::unique_ptr<runtime::Device> owned_device;  // before the executors, which borrow it
+  runtime::Device& device;
   runtime::ArtifactWeightSource weights{artifact};
   std::map<std::string, runtime::LaunchList> lists;
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
@@ -58,8 +56,12 @@ struct ArtifactBackend::State {
   runtime::OpProfile* profile = nullptr;
   runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
-  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy)
-      : artifact(artifact::Artifact::open(dir, open_options(access))), residency(residency_policy) {
+  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy,
+        std::unique_ptr<runtime::Device> given)
+      : artifact(artifact::Artifact::open(dir, open_options(access))),
+        residency(residency_policy),
+        owned_device(given != nullptr ? std::move(given) : targets::open_device(artifact.target())),
+        device(*owned_device) {
     const nlohmann::json* model = artifact.section("model");
     if (model == nullptr || !model->is_object())
       throw Error("artifact", dir + ": no model section (rebuild the artifact)");
@@ -111,8 +113,7 @@ struct ArtifactBackend::State {
       }
     }
     if (released) {
-      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
-      malloc_trim(0);
+      device.trim();                    // what the device kept for the dropped networks
       artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
     }
     active_network = network;
@@ -154,8 +155,9 @@ struct ArtifactBackend::State {
   }
 };
 
-ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency)
-    : state_(std::make_unique<State>(artifact_dir, access, residency)) {}
+ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency,
+                                 std::unique_ptr<runtime::Device> device)
+    : state_(std::make_unique<State>(artifact_dir, access, residency, std::move(device))) {}
 
 ArtifactBackend::~ArtifactBackend() = default;
 
@@ -204,7 +206,7 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
     const runtime::LaunchList& list = state_->list_of(symbol);
     require_memory(list, cpu_memory_need(list, true));
   }
-  cpu::conv_release_caches();  // the plans the workspace estimates made; each network makes its own
+  state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }
 
 HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

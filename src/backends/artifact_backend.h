@@ -1,7 +1,8 @@
-// DiffusionBackend over a CPU artifact written by `websd build` (see src/artifact/FORMAT.md): the
-// functions' launch lists run on runtime::Executor over the CPU device (planned arenas, nothing compiled at load),
-// generated kernels come from the artifact's verified kernel library, weights are read from the
-// verified shards (f32 ones used in place from the memory-mapped shard, f16/bf16 ones widened to
+// DiffusionBackend over an artifact written by `websd build` (see src/artifact/FORMAT.md): the
+// functions' launch lists run on runtime::Executor over the device registered for the artifact's
+// target (targets/device_registry.h; planned arenas, nothing compiled at load), generated kernels
+// come from the artifact's verified kernel files, weights are read from the verified shards (on
+// the CPU device f32 ones are used in place from the memory-mapped shard, f16/bf16 ones widened to
 // float32 once). The artifact is built for one image size; a call for another size is a clear
 // error that says how to rebuild. By default only the network being called keeps its executors
 // and widened weights (backends::Residency).
@@ -39,10 +40,12 @@ struct ArtifactAccess {
 class ArtifactBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error("artifact", ...) for everything Artifact::open refuses (not an artifact,
-  // version, seal, signature, target, shards, key), a kernel library that cannot be loaded, or a
-  // launch list that does not read back.
+  // version, seal, signature, a target no registered device runs, shards, key), a kernel library
+  // that cannot be loaded, or a launch list that does not read back. `device` (for tests: a device
+  // wrapping another) replaces the registry's device for the artifact's target; the backend owns it.
   explicit ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access = {},
-                           Residency residency = Residency::kOneNetwork);
+                           Residency residency = Residency::kOneNetwork,
+                           std::unique_ptr<runtime::Device> device = nullptr);
   ~ArtifactBackend() override;
   ArtifactBackend(const ArtifactBackend&) = delete;
   ArtifactBackend& operator=(const ArtifactBackend&) = delete;

@@ -104,6 +104,11 @@ class Device {
   virtual void submit(DeviceProgram& program, LaunchTimes* times, const LaunchProgress* progress) = 0;
   // Returns when everything enqueued has finished.
   virtual void wait() = 0;
+
+  // Gives back memory the device keeps beyond its live buffers (the CPU's: convolution plans and
+  // their scratch, freed heap pages), for a backend that has just dropped a network's executors.
+  // Later work rebuilds what it needs. Must not run while work is enqueued.
+  virtual void trim() {}
 };
 
 // The launch's operands, for profiles: "<kernel entry> <shapes of reads> -> <shapes of writes>".

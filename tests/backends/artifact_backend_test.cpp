@@ -20,6 +20,7 @@
 #include "pipeline/host_calls.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
+#include "support/forwarding_device.h"
 
 namespace websd {
 namespace {
@@ -189,6 +190,34 @@ TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
   }
   const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
   EXPECT_NE(message.find("checksum mismatch in file kernels/cpu_kernels.so"), std::string::npos) << message;
+}
+
+// The cpu device, counting what the backend asks of it.
+class CountingDevice final : public test::ForwardingDevice {
+ public:
+  runtime::BufferPtr allocate(std::uint64_t bytes) override {
+    allocations += 1;
+    return ForwardingDevice::allocate(bytes);
+  }
+  void trim() override {
+    trims += 1;
+    ForwardingDevice::trim();
+  }
+  int allocations = 0;
+  int trims = 0;
+};
+
+TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
+  const HostTensor context = backend.encode_text(reference_ids(), 2);
+  EXPECT_GT(device.allocations, 0);  // the text encoder's slots and arena
+  EXPECT_EQ(device.trims, 0);
+  const HostTensor sample = test::reference_tensor("expected", "unet.sample");
+  const HostTensor prediction = call_unet(backend, sample, 981, context);
+  EXPECT_EQ(device.trims, 1);  // the text encoder dropped before the UNet ran
+  EXPECT_EQ(prediction.data, call_unet(test::tiny_artifact_backend(), sample, 981, context).data);
 }
 
 TEST(ArtifactBackend, RunsAFunctionByNameForTheProfiler) {

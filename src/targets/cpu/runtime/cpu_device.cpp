@@ -1,5 +1,7 @@
 #include "targets/cpu/runtime/cpu_device.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -268,6 +270,11 @@ void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* ti
     }
     if (progress != nullptr) (*progress)(l + 1, program.launch_fns.size());
   }
+}
+
+void CpuDevice::trim() {
+  conv_release_caches();
+  malloc_trim(0);
 }
 
 }  // namespace websd::cpu

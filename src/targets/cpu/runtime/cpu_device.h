@@ -39,6 +39,9 @@ class CpuDevice final : public runtime::Device {
   void submit(runtime::DeviceProgram& program, runtime::LaunchTimes* times,
               const runtime::LaunchProgress* progress) override;
   void wait() override {}
+  // Releases the cached convolution primitives and their scratch (onednn_conv.h) and returns the
+  // heap's free pages to the system (glibc keeps freed memory mapped otherwise).
+  void trim() override;
 
   // The host address of a range of one of this device's buffers.
   static std::byte* address(const runtime::BufferRange& range);
