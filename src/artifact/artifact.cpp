@@ -246,15 +246,12 @@ std::vector<std::byte> Artifact::file_bytes(std::string_view relative) const {
   fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
 }
 
-std::string Artifact::file_path(std::string_view relative) const {
-  std::optional<std::string> path = source_->local_path(relative);
-  if (!path) {
-    fail(dir_, "file " + std::string(relative) +
-                   " has no path on this machine: the artifact is read through its source, not from a folder (open "
-                   "the artifact's folder to use it here)");
+std::optional<std::string> Artifact::local_file_path(std::string_view relative) const {
+  const std::vector<std::string> paths = file_paths();
+  if (std::find(paths.begin(), paths.end(), relative) == paths.end()) {
+    fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
   }
-  file_bytes(relative);
-  return std::move(*path);
+  return source_->local_path(relative);
 }
 
 Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& options) {

@@ -111,10 +111,11 @@ class Artifact {
   // against the manifest. Throws websd::Error naming the file if the manifest lists no such file,
   // or it is missing, truncated or altered.
   std::vector<std::byte> file_bytes(std::string_view relative) const;
-  // The path on this machine of file `relative`, after the checks of file_bytes(); for native code
-  // that needs a path (dlopen of the kernel library). Throws websd::Error as file_bytes() does, and
-  // when the source has no local paths.
-  std::string file_path(std::string_view relative) const;
+  // The path on this machine of listed file `relative`; nullopt when the source has no local files
+  // (a browser's fetches). Its contents are not checked here: native code that loads a file by
+  // name (dlopen of the kernel library) checks them with file_bytes() too. Throws websd::Error
+  // when the manifest lists no such file.
+  std::optional<std::string> local_file_path(std::string_view relative) const;
 
  private:
   Artifact() = default;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,9 +62,18 @@ class DeviceProgram {
   virtual ~DeviceProgram() = default;
 };
 
-// Maps a kernel table's `file` (an artifact path) to what the device loads it from: a verified
-// local path on native builds. Throws websd::Error when the artifact has no such file.
-using KernelFileResolver = std::function<std::string(const std::string& artifact_path)>;
+// A kernel file the artifact carries, as a device loads it: its bytes, checked against the
+// manifest, which every device can use (WGSL text, PTX); and its path on this machine where the
+// artifact's source has one (a local folder), for a device that can only load a file by name (the
+// CPU's dlopen of its kernel library). In a browser there is no path.
+struct KernelFile {
+  std::vector<std::byte> bytes;
+  std::optional<std::string> local_path;
+};
+
+// Maps a kernel table's `file` (an artifact path) to that file. Throws websd::Error when the
+// artifact has no such file or it fails its checks.
+using KernelFileResolver = std::function<KernelFile(const std::string& artifact_path)>;
 
 // Seconds per launch of one submit, filled by wait().
 struct LaunchTimes {

@@ -7,20 +7,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
+#include "artifact/artifact.h"
 #include "artifact/artifact_seal.h"
+#include "artifact/fetched_source.h"
 #include "backend_test_support.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/host_calls.h"
+#include "runtime/artifact_weight_source.h"
+#include "runtime/launch_list.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
 #include "support/forwarding_device.h"
+#include "targets/device_registry.h"
 
 namespace websd {
 namespace {
@@ -218,6 +224,29 @@ TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
   const HostTensor prediction = call_unet(backend, sample, 981, context);
   EXPECT_EQ(device.trims, 1);  // the text encoder dropped before the UNet ran
   EXPECT_EQ(prediction.data, call_unet(test::tiny_artifact_backend(), sample, 981, context).data);
+}
+
+// The CPU device dlopens its kernel library by path: from a source without local files (as a
+// browser reads an artifact) it refuses the library by name, with what to do.
+TEST(ArtifactBackend, TheCpuKernelLibraryNeedsALocalFolder) {
+  const std::string dir = test::tiny_artifact_dir();
+  const artifact::Artifact fetched = artifact::Artifact::open(
+      std::make_unique<test::FetchedSource>(dir, std::make_shared<test::FetchedSource::Reads>()));
+  bool tried = false;
+  for (const auto& [symbol, json] : fetched.section("launch_lists")->items()) {
+    const runtime::LaunchList list = runtime::launch_list_from_json(json);
+    const bool has_file_kernel = std::any_of(list.kernels.begin(), list.kernels.end(),
+                                             [](const runtime::Kernel& kernel) { return kernel.source == "file"; });
+    if (!has_file_kernel) continue;
+    const std::string message =
+        error_of([&] { targets::open_device("cpu")->prepare(list, runtime::artifact_kernel_files(fetched)); });
+    EXPECT_NE(message.find("the cpu device loads kernel library 'kernels/cpu_kernels.so' from a local file, and "
+                           "this artifact is not in a local folder"),
+              std::string::npos)
+        << message;
+    tried = true;
+  }
+  EXPECT_TRUE(tried) << "no function of the artifact runs a generated kernel";
 }
 
 TEST(ArtifactBackend, RunsAFunctionByNameForTheProfiler) {

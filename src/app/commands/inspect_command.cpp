@@ -265,7 +265,7 @@ std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& a
   std::size_t files = 0;
   if (const nlohmann::json* listed = artifact.section(artifact::kFilesSection); listed != nullptr) {
     for (const auto& file : *listed) {  // its form was checked by Artifact::open
-      artifact.file_path(file.at("path").get<std::string>());
+      artifact.file_bytes(file.at("path").get<std::string>());
       ++files;
     }
   }

@@ -190,9 +190,15 @@ std::unique_ptr<runtime::DeviceProgram> CpuDevice::prepare(const runtime::Launch
     if (kernel.source == "file") {
       if (!files)
         throw Error("artifact", where + " needs kernel file '" + kernel.file + "' but no artifact provides it");
-      const std::string path = files(kernel.file);
-      auto& library = libraries_[path];
-      if (!library) library = std::make_shared<const KernelLibrary>(KernelLibrary::open(path));
+      // dlopen loads by name: the library needs the artifact in a local folder.
+      const runtime::KernelFile file = files(kernel.file);
+      if (!file.local_path) {
+        throw Error("artifact", where + ": the cpu device loads kernel library '" + kernel.file +
+                                    "' from a local file, and this artifact is not in a local folder (copy it to "
+                                    "one and open that)");
+      }
+      auto& library = libraries_[*file.local_path];
+      if (!library) library = std::make_shared<const KernelLibrary>(KernelLibrary::open(*file.local_path));
       program->libraries.push_back(library);
       const LibraryKernel& entry = library->kernel(kernel.entry);
       for (const auto& binding : launch.bindings) {

@@ -48,7 +48,7 @@ class CpuDevice final : public runtime::Device {
 
  private:
   runtime::DeviceLimits limits_;
-  std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by resolved path
+  std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by local path
 };
 
 }  // namespace websd::cpu
