@@ -87,7 +87,10 @@ struct ArtifactBackend::State {
       runtime::LaunchList list = runtime::launch_list_from_json(json);
       if (list.symbol != symbol)
         throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
-      // Every kernel runnable here (the kernel library verified and loaded), before any call.
+      // Before any call, for every function generate may call: every value dtype stored and every
+      // buffer within this device's limits, every kernel runnable here (kernel files verified and
+      // loaded). An f16 unet_cfg on a device that stores f32 fails now, not after the text encoder.
+      runtime::check_fits_device(list, device);
       device.prepare(list, runtime::artifact_kernel_files(artifact));
       lists.emplace(symbol, std::move(list));
     }

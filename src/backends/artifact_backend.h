@@ -41,8 +41,9 @@ class ArtifactBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error("artifact", ...) for everything Artifact::open refuses (not an artifact,
   // version, seal, signature, a target no registered device runs, shards, key), a kernel library
-  // that cannot be loaded, or a launch list that does not read back. `device` (for tests: a device
-  // wrapping another) replaces the registry's device for the artifact's target; the backend owns it.
+  // that cannot be loaded, a launch list that does not read back, or one the device cannot run
+  // (runtime::check_fits_device: value dtypes it does not store, buffers beyond its limits). `device` (for tests: a
+  // device wrapping another) replaces the registry's device for the artifact's target; the backend owns it.
   explicit ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access = {},
                            Residency residency = Residency::kOneNetwork,
                            std::unique_ptr<runtime::Device> device = nullptr);

@@ -21,14 +21,13 @@ std::uint64_t value_bytes(const TensorType& type) {
   return static_cast<std::uint64_t>(type.numel()) * dtype_size(type.dtype);
 }
 
-Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& files)
-    : device_(device), list_(std::move(list)) {
-  const DeviceLimits& limits = device_.limits();
-  const std::string where = list_.symbol + " on " + device_.name();
+void check_fits_device(const LaunchList& list, const Device& device) {
+  const DeviceLimits& limits = device.limits();
+  const std::string where = list.symbol + " on " + device.name();
   // The reader bounds-checks every value by its declared dtype; a device that stored a dtype in
   // another width (the CPU keeps floats as f32) would then write past an arena. Refuse them here.
-  for (std::size_t v = 0; v < list_.values.size(); ++v) {
-    const TensorType& type = list_.values[v].type;
+  for (std::size_t v = 0; v < list.values.size(); ++v) {
+    const TensorType& type = list.values[v].type;
     if (std::find(limits.value_dtypes.begin(), limits.value_dtypes.end(), type.dtype) == limits.value_dtypes.end()) {
       std::string stored;
       for (const DType dtype : limits.value_dtypes) (stored += stored.empty() ? "" : ", ") += dtype_lower_name(dtype);
@@ -42,18 +41,23 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
                                   std::to_string(limits.max_binding_bytes) + " (rebuild for a smaller size)");
     }
   }
-  if (static_cast<std::uint64_t>(list_.memory.alignment) % limits.offset_alignment != 0) {
-    throw Error("artifact", where + ": the list's arenas are aligned to " + std::to_string(list_.memory.alignment) +
+  if (static_cast<std::uint64_t>(list.memory.alignment) % limits.offset_alignment != 0) {
+    throw Error("artifact", where + ": the list's arenas are aligned to " + std::to_string(list.memory.alignment) +
                                 " bytes; this device binds at multiples of " + std::to_string(limits.offset_alignment) +
                                 " (built for another target?)");
   }
-  for (std::size_t a = 0; a < list_.memory.arenas.size(); ++a) {
-    if (static_cast<std::uint64_t>(list_.memory.arenas[a]) > limits.max_buffer_bytes) {
-      throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list_.memory.arenas[a]) +
+  for (std::size_t a = 0; a < list.memory.arenas.size(); ++a) {
+    if (static_cast<std::uint64_t>(list.memory.arenas[a]) > limits.max_buffer_bytes) {
+      throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list.memory.arenas[a]) +
                                   " bytes exceeds this device's largest buffer of " +
                                   std::to_string(limits.max_buffer_bytes) + " (built for another target?)");
     }
   }
+}
+
+Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& files)
+    : device_(device), list_(std::move(list)) {
+  check_fits_device(list_, device_);
   program_ = device_.prepare(list_, files);
   for (const auto id : list_.inputs) input_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
   for (const auto id : list_.outputs) output_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));

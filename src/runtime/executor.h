@@ -40,9 +40,9 @@ class WeightSource {
 
 class Executor {
  public:
-  // Throws websd::Error("artifact") for a value dtype the device does not store natively, an arena
-  // larger than the device's largest buffer, a value larger than its largest binding, or a kernel
-  // the device cannot run (see Device::prepare).
+  // Throws websd::Error("artifact") for a list that does not fit the device (check_fits_device: a
+  // value dtype it does not store, an arena larger than its largest buffer, a value larger than its
+  // largest binding) or a kernel it cannot run (see Device::prepare).
   Executor(Device& device, LaunchList list, const KernelFileResolver& files = {});
   ~Executor();
   Executor(const Executor&) = delete;
@@ -108,6 +108,13 @@ class Executor {
   std::vector<std::string> profile_keys_;  // parallel to list_.launches, made when first profiled
   std::vector<double> launch_flops_;
 };
+
+// The checks an Executor makes of `list` before it prepares it: every value's dtype one the device
+// stores (DeviceLimits::value_dtypes), every value within one binding, the arenas' alignment a
+// multiple of the device's and each arena within its largest buffer. Throws websd::Error("artifact")
+// naming the function, the device and the first problem. A backend runs it on every list when it
+// opens an artifact, so a list the device cannot run fails before any network has run.
+void check_fits_device(const LaunchList& list, const Device& device);
 
 // Fills every input slot of `executor` with deterministic values: floats 0.01 * (i % 197) - 0.9,
 // integers i % 256 (byte-level token ids, which every CLIP vocabulary has). For `websd profile`,
