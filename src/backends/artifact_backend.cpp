@@ -212,7 +212,24 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }
 
-HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+namespace {
+
+// Enqueues the download of the executor's output `output` after its last submit.
+TensorDownload output_download(runtime::Executor& executor, std::size_t output) {
+  auto host = std::make_shared<HostTensor>();
+  executor.download_output(output, *host);
+  // The executor lives until the next call switches networks, after the caller waited (see header).
+  return TensorDownload(
+      [&executor, host] {
+        executor.wait();
+        return std::move(*host);
+      },
+      [&executor] { return executor.poll(); });
+}
+
+}  // namespace
+
+TensorDownload ArtifactBackend::submit_encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
   if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
     throw Error("engine",
                 "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
@@ -223,7 +240,11 @@ HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, st
   runtime::Executor& executor = state_->executor(symbol);
   executor.set_input(0, ids, shape);
   executor.submit();
-  return executor.read_output(0);
+  return output_download(executor, 0);
+}
+
+HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+  return submit_encode_text(ids, batch).wait();
 }
 
 const runtime::BufferPtr& ArtifactBackend::held(const DeviceTensor& tensor) const {
@@ -251,10 +272,12 @@ TensorDownload ArtifactBackend::download(const DeviceTensor& tensor) {
   const std::span<std::byte> bytes = std::as_writable_bytes(std::span<float>(host->data));
   state_->device.download({buffer.get(), 0, bytes.size()}, bytes);
   // Keeps the buffer alive until the copy completes; the device outlives the download (see header).
-  return TensorDownload([device = &state_->device, buffer, host] {
-    device->wait();
-    return std::move(*host);
-  });
+  return TensorDownload(
+      [device = &state_->device, buffer, host] {
+        device->wait();
+        return std::move(*host);
+      },
+      [device = &state_->device] { return device->poll(); });
 }
 
 DeviceTensor ArtifactBackend::submit_for_output(runtime::Executor& executor) {
@@ -300,13 +323,18 @@ DeviceTensor ArtifactBackend::image_to_rgba(const DeviceTensor& image) {
   return submit_for_output(executor);
 }
 
-std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
+std::pair<TensorDownload, TensorDownload> ArtifactBackend::submit_vae_encode(const HostTensor& image) {
   state_->check_shapes("vae_encode", {image.shape}, "image");
   runtime::Executor& executor = state_->executor("vae_encode");
   executor.set_input(0, image);
   executor.submit();
-  HostTensor mean = executor.read_output(0);
-  return {std::move(mean), executor.read_output(1)};
+  return {output_download(executor, 0), output_download(executor, 1)};
+}
+
+std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
+  auto [mean, logvar] = submit_vae_encode(image);
+  HostTensor waited = mean.wait();
+  return {std::move(waited), logvar.wait()};
 }
 
 std::vector<std::string> ArtifactBackend::function_names() const {

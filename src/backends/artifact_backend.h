@@ -55,8 +55,13 @@ class ArtifactBackend final : public DiffusionBackend {
   // Checks each function the run calls, alone (as Residency::kOneNetwork runs them): its memory
   // plan's arenas, its weights as float32 and the convolutions' workspace.
   void check_memory(const RunShapes& run) override;
+  // submit_encode_text and submit_vae_encode, waited for.
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  // Enqueued on the device; each download must be waited for before the next call that runs a
+  // function (which may drop the executor it reads from) and before the backend is destroyed.
+  TensorDownload submit_encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
+  std::pair<TensorDownload, TensorDownload> submit_vae_encode(const HostTensor& image) override;
   // Reports the launches of each function call as they finish.
   void set_call_progress(CallProgress progress) override;
   // Device tensors are buffers of the backend's device; a download must be waited for before the

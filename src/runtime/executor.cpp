@@ -230,7 +230,7 @@ void Executor::wait() {
   }
 }
 
-HostTensor Executor::read_output(std::size_t i) {
+void Executor::download_output(std::size_t i, HostTensor& into) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
@@ -240,8 +240,13 @@ HostTensor Executor::read_output(std::size_t i) {
     throw Error("runtime",
                 list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float32 tensor");
   }
-  HostTensor tensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
-  device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(tensor.data)));
+  into = HostTensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
+  device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(into.data)));
+}
+
+HostTensor Executor::read_output(std::size_t i) {
+  HostTensor tensor;
+  download_output(i, tensor);
   wait();
   return tensor;
 }

@@ -10,7 +10,7 @@
 //   executor.bind_weights(source);
 //   executor.set_input(0, latents);
 //   executor.submit();
-//   HostTensor out = executor.read_output(0);  // download + wait
+//   HostTensor out = executor.read_output(0);  // download + wait (or download_output, poll, wait)
 //
 // Ownership: borrows the device (which must outlive it), owns list, program, arenas and slots.
 // Not thread-safe: one submit at a time.
@@ -73,7 +73,12 @@ class Executor {
   void submit();
   // Waits for the device, and adds the launches' times to the profile when one is attached.
   void wait();
-  // Downloads output i (a float value) and waits.
+  // Whether the device has finished everything enqueued (Device::poll): then wait() does not block.
+  bool poll() { return device_.poll(); }
+  // Enqueues the download of output i (a float value) into `into` (reshaped to its type), filled
+  // once the device has finished; `into` must stay valid and untouched until then.
+  void download_output(std::size_t i, HostTensor& into);
+  // download_output, then wait().
   HostTensor read_output(std::size_t i);
   // A new device buffer holding output i of the last submit, copied on the device: the caller's
   // to keep after later submits overwrite the slot.

@@ -19,6 +19,7 @@
 #include "graph/op_registry.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
+#include "support/deferred_device.h"
 #include "support/error_text.h"
 #include "support/launch_test_function.h"
 #include "targets/cpu/reference/cpu_executor.h"
@@ -134,9 +135,24 @@ TEST(LaunchLowering, BuiltinKernelsAreTabledOncePerBindingLayout) {
   EXPECT_EQ(list.memory.arenas.size(), 1u);
 }
 
-TEST(Executor, MatchesTheGraphExecutor) {
+// The tests that run a function, on the CPU device and on one that defers every operation until
+// it is waited for or polled (support/deferred_device.h): "valid once the device has finished"
+// holds on both, with identical results.
+class ExecutorOnEveryDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Device> make_device() const {
+    if (GetParam() == "deferred") return std::make_unique<websd::test::DeferredDevice>();
+    return std::make_unique<cpu::CpuDevice>();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Devices, ExecutorOnEveryDevice, ::testing::Values("cpu", "deferred"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST_P(ExecutorOnEveryDevice, MatchesTheGraphExecutor) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
@@ -152,12 +168,13 @@ TEST(Executor, MatchesTheGraphExecutor) {
 
 // A target whose buffers hold one value each (WebGPU binds 128 MiB at most): the plan spreads the
 // intermediates over several arenas and the results do not change.
-TEST(Executor, SeveralArenasGiveTheSameResults) {
+TEST_P(ExecutorOnEveryDevice, SeveralArenasGiveTheSameResults) {
   const auto f = websd::test::launch_test_function();
   const LaunchList list = lower(f.function, {64, 64});
   EXPECT_GT(list.memory.arenas.size(), 1u);
   for (const std::int64_t bytes : list.memory.arenas) EXPECT_LE(bytes, 64);
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, list);
   TestWeights weights;
   executor.bind_weights(weights);
@@ -167,9 +184,10 @@ TEST(Executor, SeveralArenasGiveTheSameResults) {
   EXPECT_NE(error.find("more than the target's largest buffer of 16 bytes"), std::string::npos) << error;
 }
 
-TEST(Executor, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
+TEST_P(ExecutorOnEveryDevice, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
@@ -202,9 +220,10 @@ std::vector<float> downloaded(Device& device, const BufferPtr& buffer) {
 // Device tensors: inputs copied from device buffers, outputs copied out to buffers that later runs
 // leave alone, and no second copy from a buffer a slot holds already (its bytes are immutable by
 // contract; this test breaks the contract on purpose to see the copy skipped).
-TEST(Executor, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
+TEST_P(ExecutorOnEveryDevice, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
@@ -235,9 +254,10 @@ TEST(Executor, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
   EXPECT_NE(output.find("small: has 2 outputs, not 3"), std::string::npos) << output;
 }
 
-TEST(Executor, RunsAgainAfterTheArenaIsReleased) {
+TEST_P(ExecutorOnEveryDevice, RunsAgainAfterTheArenaIsReleased) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   EXPECT_GT(executor.arena_bytes(), 0);
   TestWeights weights;
@@ -250,6 +270,30 @@ TEST(Executor, RunsAgainAfterTheArenaIsReleased) {
   const auto again = run(executor, kInputA);
   EXPECT_EQ(again[0].data, before[0].data);
   EXPECT_EQ(again[1].data, before[1].data);
+}
+
+// A download is filled once the device has finished: on the deferring device a read before that
+// still holds what the caller put there, poll() runs the queued work one operation at a time, and
+// the values arrive with the last one.
+TEST(Executor, ADownloadReadBeforeTheDeviceFinishedIsNotFilledYet) {
+  const auto f = websd::test::launch_test_function();
+  websd::test::DeferredDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  executor.set_input(0, HostTensor(kInputShape, kInputA));
+  executor.submit();
+  HostTensor out;
+  executor.download_output(0, out);
+  std::fill(out.data.begin(), out.data.end(), -7.0f);  // what the caller sees until the device ran
+  EXPECT_EQ(device.pending(), 5u);                     // the upload, the submit, two output copies and the download
+  EXPECT_FALSE(executor.poll());
+  EXPECT_EQ(out.data, std::vector<float>(6, -7.0f)) << "filled before the device finished";
+  int polls = 1;
+  while (!executor.poll()) polls += 1;
+  EXPECT_GT(polls, 1);
+  executor.wait();  // returns at once now
+  expect_matches_graph_executor({out, executor.read_output(1)}, f.function, kInputA);
 }
 
 TEST(Executor, WrongInputsAreErrors) {

@@ -38,6 +38,7 @@ class ForwardingDevice : public runtime::Device {
     inner_->submit(program, times, progress);
   }
   void wait() override { inner_->wait(); }
+  bool poll() override { return inner_->poll(); }
   void trim() override { inner_->trim(); }
 
  protected:
