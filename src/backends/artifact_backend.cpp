@@ -49,6 +49,7 @@ struct ArtifactBackend::State {
   std::int64_t width = 0, height = 0;
   std::unique_ptr<runtime::Device> owned_device;  // before the executors, which borrow it
   runtime::Device& device;
+  runtime::BufferCache buffers{device};  // device tensors: uploads and function outputs
   runtime::ArtifactWeightSource weights{artifact};
   std::map<std::string, runtime::LaunchList> lists;
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
@@ -116,6 +117,7 @@ struct ArtifactBackend::State {
       }
     }
     if (released) {
+      buffers.clear();                  // sized for the dropped networks' tensors
       device.trim();                    // what the device kept for the dropped networks
       artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
     }
@@ -261,7 +263,7 @@ DeviceTensor ArtifactBackend::upload(const HostTensor& tensor) {
                               shape_to_string(tensor.shape));
   }
   const std::span<const std::byte> bytes = std::as_bytes(std::span<const float>(tensor.data));
-  runtime::BufferPtr buffer = state_->device.allocate(std::max<std::uint64_t>(bytes.size(), 4));
+  runtime::BufferPtr buffer = state_->buffers.acquire(std::max<std::uint64_t>(bytes.size(), 4));
   state_->device.upload({buffer.get(), 0, bytes.size()}, bytes);
   return hold(tensor.shape, std::move(buffer));
 }
@@ -283,7 +285,7 @@ TensorDownload ArtifactBackend::download(const DeviceTensor& tensor) {
 DeviceTensor ArtifactBackend::submit_for_output(runtime::Executor& executor) {
   executor.submit();
   const runtime::LaunchList& list = executor.launch_list();
-  return hold(list.values[list.outputs.at(0)].type.shape, executor.copy_output(0));
+  return hold(list.values[list.outputs.at(0)].type.shape, executor.copy_output(0, state_->buffers));
 }
 
 DeviceTensor ArtifactBackend::unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) {

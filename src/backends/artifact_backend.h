@@ -64,8 +64,10 @@ class ArtifactBackend final : public DiffusionBackend {
   std::pair<TensorDownload, TensorDownload> submit_vae_encode(const HostTensor& image) override;
   // Reports the launches of each function call as they finish.
   void set_call_progress(CallProgress progress) override;
-  // Device tensors are buffers of the backend's device; a download must be waited for before the
-  // backend is destroyed.
+  // Device tensors are buffers of the backend's device, reused once their last handle is dropped
+  // (runtime::BufferCache: after the first step, a step allocates nothing on the device). upload
+  // has read the host tensor when it returns; a download must be waited for before the backend is
+  // destroyed.
   DeviceTensor upload(const HostTensor& tensor) override;
   TensorDownload download(const DeviceTensor& tensor) override;
   DeviceTensor unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) override;

@@ -79,8 +79,9 @@ class DiffusionBackend {
             TensorDownload([logvar = std::move(encoded.second)] { return logvar; })};
   }
 
-  // Device tensors (device_tensor.h). upload copies a float32 host tensor to the device; download
-  // enqueues the copy back, complete at TensorDownload::wait().
+  // Device tensors (device_tensor.h). upload copies a float32 host tensor to the device (it has
+  // read the tensor when it returns: the caller may reuse or drop it at once); download enqueues
+  // the copy back, complete at TensorDownload::wait().
   virtual DeviceTensor upload(const HostTensor& tensor) = 0;
   virtual TensorDownload download(const DeviceTensor& tensor) = 0;
 

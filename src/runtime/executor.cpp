@@ -143,13 +143,13 @@ void Executor::set_input(std::size_t i, const BufferPtr& source) {
   input_sources_[i] = source;
 }
 
-BufferPtr Executor::copy_output(std::size_t i) {
+BufferPtr Executor::copy_output(std::size_t i, BufferCache& buffers) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
   }
   const BufferRange slot = output_slot(i);
-  BufferPtr copy = device_.allocate(slot.bytes);
+  BufferPtr copy = buffers.acquire(slot.bytes);
   device_.copy(slot, {copy.get(), 0, slot.bytes});
   return copy;
 }

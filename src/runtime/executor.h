@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/host_tensor.h"
+#include "runtime/buffer_cache.h"
 #include "runtime/device.h"
 #include "runtime/launch_list.h"
 #include "runtime/op_profile.h"
@@ -80,9 +81,10 @@ class Executor {
   void download_output(std::size_t i, HostTensor& into);
   // download_output, then wait().
   HostTensor read_output(std::size_t i);
-  // A new device buffer holding output i of the last submit, copied on the device: the caller's
-  // to keep after later submits overwrite the slot.
-  BufferPtr copy_output(std::size_t i);
+  // A device buffer from `buffers` holding output i of the last submit, copied on the device: the
+  // caller's to keep after later submits overwrite the slot (from a cache, so that a step that
+  // drops the previous step's output allocates nothing).
+  BufferPtr copy_output(std::size_t i, BufferCache& buffers);
 
   // Frees the arenas (the next submit allocates them again).
   void release_arena();

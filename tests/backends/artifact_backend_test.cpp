@@ -226,6 +226,26 @@ TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
   EXPECT_EQ(prediction.data, call_unet(test::tiny_artifact_backend(), sample, 981, context).data);
 }
 
+// Device tensors come from a cache (runtime::BufferCache): once the first step has made the
+// buffers a step needs (its input, its output, the function's arena), the next steps, which drop
+// the previous step's tensors, allocate nothing on the device.
+TEST(ArtifactBackend, ADenoisingStepAllocatesNothingAfterTheFirst) {
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
+  const HostTensor pair = test::reference_tensor("expected", "unet.sample");
+  HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
+                    std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
+  const DeviceTensor context = backend.upload(test::reference_tensor("expected", "unet.ctx"));
+  std::vector<int> allocations;
+  for (const int timestep : {900, 600, 300, 100}) {
+    sample = backend.download(backend.unet_guided(backend.upload(sample), timestep, context, 7.5)).wait();
+    allocations.push_back(device.allocations);
+  }
+  EXPECT_EQ(allocations[1], allocations[0]);
+  EXPECT_EQ(allocations[3], allocations[0]);
+}
+
 // The CPU device dlopens its kernel library by path: from a source without local files (as a
 // browser reads an artifact) it refuses the library by name, with what to do.
 TEST(ArtifactBackend, TheCpuKernelLibraryNeedsALocalFolder) {

@@ -229,28 +229,29 @@ TEST_P(ExecutorOnEveryDevice, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheN
   executor.bind_weights(weights);
   const std::vector<float> expected_a = run(executor, kInputA)[0].data, expected_b = run(executor, kInputB)[0].data;
 
+  BufferCache outputs(device);
   const BufferPtr a = device_buffer(device, kInputA), b = device_buffer(device, kInputB);
   executor.set_input(0, a);
   executor.submit();
-  const BufferPtr out_a = executor.copy_output(0);
+  const BufferPtr out_a = executor.copy_output(0, outputs);
   executor.set_input(0, b);
   executor.submit();
-  const BufferPtr out_b = executor.copy_output(0);
+  const BufferPtr out_b = executor.copy_output(0, outputs);
   EXPECT_EQ(downloaded(device, out_a), expected_a);
   EXPECT_EQ(downloaded(device, out_b), expected_b);
 
   device.upload({b.get(), 0, b->bytes()}, std::as_bytes(std::span<const float>(kInputA)));
   executor.set_input(0, b);  // the slot holds b's bytes already: not copied again
   executor.submit();
-  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_b);
+  EXPECT_EQ(downloaded(device, executor.copy_output(0, outputs)), expected_b);
   executor.set_input(0, HostTensor(kInputShape, kInputB));  // a host upload replaces the slot's bytes
   executor.set_input(0, b);                                 // so b is copied again
   executor.submit();
-  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_a);
+  EXPECT_EQ(downloaded(device, executor.copy_output(0, outputs)), expected_a);
 
   const std::string size = error_of([&] { executor.set_input(0, device.allocate(8)); });
   EXPECT_NE(size.find("input 'x' f32[2,3] takes 24 bytes, the device buffer given holds 8"), std::string::npos) << size;
-  const std::string output = error_of([&] { executor.copy_output(2); });
+  const std::string output = error_of([&] { executor.copy_output(2, outputs); });
   EXPECT_NE(output.find("small: has 2 outputs, not 3"), std::string::npos) << output;
 }
 
