@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "runtime/edge_values.h"
 
 namespace websd::runtime {
 namespace {
@@ -108,24 +109,34 @@ void Executor::check_input_index(std::size_t i) const {
 void Executor::set_input(std::size_t i, const HostTensor& tensor) {
   check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
-  const TensorType given{DType::kF32, tensor.shape};
-  if (expected != given || tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
+  if (!floats_fit(expected.dtype) || expected.shape != tensor.shape ||
+      tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
     throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
-                               ", got " + given.to_string());
+                               ", got " + TensorType{DType::kF32, tensor.shape}.to_string());
   }
-  device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+  if (expected.dtype == DType::kF32) {
+    device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+  } else {  // converted at the edge; the upload has read the staging bytes when it returns
+    floats_to(tensor.data, expected.dtype, staging_);
+    device_.upload(input_slot(i), staging_);
+  }
   input_sources_[i].reset();
 }
 
 void Executor::set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape) {
   check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
-  const TensorType given{DType::kI64, shape};
-  if (expected != given || values.size() != static_cast<std::size_t>(shape_numel(shape))) {
+  if (!ids_fit(expected.dtype) || expected.shape != shape ||
+      values.size() != static_cast<std::size_t>(shape_numel(shape))) {
     throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
-                               ", got " + given.to_string());
+                               ", got " + TensorType{DType::kI64, shape}.to_string());
   }
-  device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+  if (expected.dtype == DType::kI64) {
+    device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+  } else {
+    ids_to(values, expected.dtype, staging_);
+    device_.upload(input_slot(i), staging_);
+  }
   input_sources_[i].reset();
 }
 
@@ -217,6 +228,7 @@ void Executor::submit() {
 
 void Executor::wait() {
   device_.wait();
+  finish_downloads();
   if (!timed_submit_ || profile_ == nullptr) return;
   timed_submit_ = false;
   if (profile_keys_.empty()) {
@@ -230,18 +242,40 @@ void Executor::wait() {
   }
 }
 
+bool Executor::poll() {
+  if (!device_.poll()) return false;
+  finish_downloads();
+  return true;
+}
+
+void Executor::finish_downloads() {
+  for (PendingDownload& pending : downloads_) {
+    convert_to_f32(pending.bytes.data(), pending.dtype, pending.into->data.size(), pending.into->data.data());
+  }
+  downloads_.clear();
+}
+
 void Executor::download_output(std::size_t i, HostTensor& into) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
   }
   const TensorType& type = list_.values[list_.outputs[i]].type;
-  if (type.dtype != DType::kF32) {
+  if (!floats_fit(type.dtype)) {
     throw Error("runtime",
-                list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float32 tensor");
+                list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float tensor");
   }
   into = HostTensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
-  device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(into.data)));
+  if (type.dtype == DType::kF32) {
+    device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(into.data)));
+    return;
+  }
+  // 16-bit floats land in staging bytes, widened into `into` once the device has finished.
+  PendingDownload& pending = downloads_.emplace_back();
+  pending.bytes.resize(value_bytes(type));
+  pending.dtype = type.dtype;
+  pending.into = &into;
+  device_.download(output_slot(i), pending.bytes);
 }
 
 HostTensor Executor::read_output(std::size_t i) {

@@ -61,7 +61,10 @@ class Executor {
   // Fixed for the executor's life: input i and output i live in these ranges.
   BufferRange input_slot(std::size_t i) const;
   BufferRange output_slot(std::size_t i) const;
-  // Uploads into input slot i after checking type (or byte count) against the list.
+  // Uploads into input slot i after checking the shape against the list: float32 values into a
+  // float input (converted at the edge when the slot is f16 or bf16), int64 ids into an integer
+  // input (narrowed, range checked, when the slot is i32: devices without i64, such as WGSL's).
+  // The host values may be reused at once (the upload has read them).
   void set_input(std::size_t i, const HostTensor& tensor);
   void set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape);
   // Copies device buffer `source` (exactly input i's bytes, as the list lays them out) into input
@@ -72,12 +75,15 @@ class Executor {
 
   // Enqueues the function on what the input slots hold; its outputs land in the output slots.
   void submit();
-  // Waits for the device, and adds the launches' times to the profile when one is attached.
+  // Waits for the device, completes the downloads (widening 16-bit outputs), and adds the
+  // launches' times to the profile when one is attached.
   void wait();
-  // Whether the device has finished everything enqueued (Device::poll): then wait() does not block.
-  bool poll() { return device_.poll(); }
-  // Enqueues the download of output i (a float value) into `into` (reshaped to its type), filled
-  // once the device has finished; `into` must stay valid and untouched until then.
+  // Whether the device has finished everything enqueued (Device::poll), completing the downloads
+  // when it has; then wait() does not block.
+  bool poll();
+  // Enqueues the download of output i (a float value: f32, or f16/bf16 widened to float32 at the
+  // edge) into `into` (reshaped to its type), filled once the device has finished and this
+  // executor's wait() or poll() has seen it; `into` must stay valid and untouched until then.
   void download_output(std::size_t i, HostTensor& into);
   // download_output, then wait().
   HostTensor read_output(std::size_t i);
@@ -99,6 +105,14 @@ class Executor {
  private:
   void bind_values();
   void check_input_index(std::size_t i) const;
+  void finish_downloads();
+
+  // A download of a 16-bit output: its bytes as the device stores them, widened into `into`.
+  struct PendingDownload {
+    std::vector<std::byte> bytes;
+    DType dtype = DType::kF16;
+    HostTensor* into = nullptr;
+  };
 
   Device& device_;
   LaunchList list_;
@@ -107,6 +121,8 @@ class Executor {
   std::vector<BufferPtr> arenas_;
   std::vector<BufferPtr> input_slots_, output_slots_;
   std::vector<std::weak_ptr<DeviceBuffer>> input_sources_;  // the device buffer each slot was copied from
+  std::vector<std::byte> staging_;                          // an input converted at the edge
+  std::vector<PendingDownload> downloads_;
   bool bound_ = false;
   OpProfile* profile_ = nullptr;
   const LaunchProgress* launch_progress_ = nullptr;

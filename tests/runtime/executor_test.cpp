@@ -21,6 +21,7 @@
 #include "passes/memory_plan.h"
 #include "support/deferred_device.h"
 #include "support/error_text.h"
+#include "support/forwarding_device.h"
 #include "support/launch_test_function.h"
 #include "targets/cpu/reference/cpu_executor.h"
 #include "targets/cpu/runtime/cpu_device.h"
@@ -295,6 +296,47 @@ TEST(Executor, ADownloadReadBeforeTheDeviceFinishedIsNotFilledYet) {
   EXPECT_GT(polls, 1);
   executor.wait();  // returns at once now
   expect_matches_graph_executor({out, executor.read_output(1)}, f.function, kInputA);
+}
+
+// A device that stores i32 and f16 values besides the CPU's (as WebGPU does: WGSL has no i64):
+// token ids are narrowed and float32 inputs converted when they are set, and a 16-bit output is
+// widened when it is read. The list has no launch: its output is its float input, so the edges
+// alone are tested.
+TEST(Executor, ConvertsIdsAndSixteenBitFloatsAtTheEdges) {
+  class NarrowDevice final : public websd::test::ForwardingDevice {
+   public:
+    NarrowDevice() : limits_(ForwardingDevice::limits()) {
+      limits_.value_dtypes.push_back(DType::kI32);
+      limits_.value_dtypes.push_back(DType::kF16);
+    }
+    const DeviceLimits& limits() const override { return limits_; }
+
+   private:
+    DeviceLimits limits_;
+  } device;
+  LaunchList list;
+  list.symbol = "edges";
+  list.values = {{{DType::kI32, {2, 3}}, Placement::kInput, 0}, {{DType::kF16, {2, 3}}, Placement::kInput, 1}};
+  list.input_names = {"ids", "x"};
+  list.inputs = {0, 1};
+  list.outputs = {1};
+  Executor executor(device, list);
+  const std::vector<std::int64_t> ids = {0, 1, 49406, 49407, -5, 7};
+  executor.set_input(0, ids, {2, 3});
+  executor.set_input(1, HostTensor({2, 3}, {0.5f, -2.0f, 1.0f / 3.0f, 65504.0f, 1e-8f, 3.0f}));
+  std::vector<std::int32_t> stored(6);
+  device.download(executor.input_slot(0), std::as_writable_bytes(std::span<std::int32_t>(stored)));
+  device.wait();
+  EXPECT_EQ(stored, (std::vector<std::int32_t>{0, 1, 49406, 49407, -5, 7}));
+  executor.submit();
+  const HostTensor out = executor.read_output(0);
+  EXPECT_EQ(out.shape, (Shape{2, 3}));
+  EXPECT_EQ(out.data, (std::vector<float>{0.5f, -2.0f, f16_to_f32(f32_to_f16(1.0f / 3.0f)), 65504.0f, 0.0f, 3.0f}));
+  const std::vector<std::int64_t> wide = {0, 1, 2, 3, std::int64_t{1} << 40, 5};
+  const std::string range = error_of([&] { executor.set_input(0, wide, {2, 3}); });
+  EXPECT_NE(range.find("id 1099511627776 at 4 does not fit in i32"), std::string::npos) << range;
+  const std::string kind = error_of([&] { executor.set_input(0, HostTensor({2, 3}, std::vector<float>(6))); });
+  EXPECT_NE(kind.find("edges: input 'ids' must be i32[2,3], got f32[2,3]"), std::string::npos) << kind;
 }
 
 TEST(Executor, WrongInputsAreErrors) {
