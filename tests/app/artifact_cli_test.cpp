@@ -287,8 +287,11 @@ TEST(GenerateCommand, AFunctionWithValuesTheDeviceDoesNotStoreIsRefusedAtOpen) {
   const std::string artifact = dir + "/f16.art";
   fs::copy(plain_artifact(), artifact, fs::copy_options::recursive);
   edit_manifest(artifact, [](nlohmann::json& manifest) {
-    for (auto& value : manifest.at("sections").at("launch_lists").at("unet_cfg").at("values")) {
-      if (value.at("dtype") == "f32") value["dtype"] = "f16";
+    nlohmann::json& list = manifest.at("sections").at("launch_lists").at("unet_cfg");
+    for (const char* part : {"values", "weights"}) {
+      for (auto& entry : list.at(part)) {
+        if (entry.at("dtype") == "f32") entry["dtype"] = "f16";
+      }
     }
   });
   const std::string refusal = "unet_cfg on cpu: value 0 is f16; this device stores only f32, i64 values";

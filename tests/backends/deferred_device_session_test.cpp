@@ -34,15 +34,15 @@ GenerationRequest img2img_request() {
   return request;
 }
 
-struct Run {
+struct SessionRun {
   std::vector<GeneratedImage> images;
   std::vector<std::string> events;
   int polls = 0;  // ready() calls that said "not yet"
 };
 
 // Every part submitted, awaited by polling, then finished.
-Run run_polled(DiffusionBackend& backend, const GenerationRequest& request) {
-  Run run;
+SessionRun run_polled(DiffusionBackend& backend, const GenerationRequest& request) {
+  SessionRun run;
   const ClipTokenizer tokenizer = load_clip_tokenizer(test::tiny_model_dir());
   const auto scheduler = schedulers::create_scheduler_by_name("euler_a");
   GenerationSession session(backend, tokenizer, request, *scheduler, [&run](const ProgressEvent& e) {
@@ -70,13 +70,13 @@ Run run_polled(DiffusionBackend& backend, const GenerationRequest& request) {
 }
 
 TEST(DeferredDevice, AGenerationSessionThatPollsTheDeviceGivesTheImagesOfTheCpuDevice) {
-  const Run direct = run_polled(test::tiny_artifact_backend(), img2img_request());
+  const SessionRun direct = run_polled(test::tiny_artifact_backend(), img2img_request());
   EXPECT_EQ(direct.polls, 0) << "the CPU device completes every call before it returns";
 
   auto owned = std::make_unique<test::DeferredDevice>();
   test::DeferredDevice& device = *owned;
   backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
-  const Run deferred = run_polled(backend, img2img_request());
+  const SessionRun deferred = run_polled(backend, img2img_request());
   // The prompt, the init image, 2 x 3 steps and 2 decodes each waited for the device.
   EXPECT_GE(deferred.polls, 10);
   EXPECT_GT(device.enqueued(), 0u);
