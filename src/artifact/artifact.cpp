@@ -132,10 +132,14 @@ void check_dir(const std::string& dir) {
   if (!S_ISDIR(info.st_mode)) fail(dir, "is a file, not an artifact directory (" + std::string(kNotArtifactFix) + ")");
 }
 
-void check_target(const std::string& dir, const ArtifactManifest& manifest, const std::string& expected) {
-  if (expected.empty() || manifest.target == expected) return;
-  fail(dir, "wrong target: the artifact is built for " + quote_for_message(manifest.target) + ", this runtime runs '" +
-                expected + "' (build one with 'websd build --target " + expected + "')");
+void check_target(const std::string& dir, const ArtifactManifest& manifest, const std::vector<std::string>& expected) {
+  if (expected.empty() || std::find(expected.begin(), expected.end(), manifest.target) != expected.end()) return;
+  std::string runs;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    runs += (i == 0 ? "'" : i + 1 == expected.size() ? " or '" : ", '") + expected[i] + "'";
+  }
+  fail(dir, "wrong target: the artifact is built for " + quote_for_message(manifest.target) + ", this runtime runs " +
+                runs + " (build one with 'websd build --target " + expected[0] + "')");
 }
 
 // The index's bytes against the manifest's digest of them, before they are parsed.
@@ -242,15 +246,12 @@ std::vector<std::byte> Artifact::file_bytes(std::string_view relative) const {
   fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
 }
 
-std::string Artifact::file_path(std::string_view relative) const {
-  std::optional<std::string> path = source_->local_path(relative);
-  if (!path) {
-    fail(dir_, "file " + std::string(relative) +
-                   " has no path on this machine: the artifact is read through its source, not from a folder (open "
-                   "the artifact's folder to use it here)");
+std::optional<std::string> Artifact::local_file_path(std::string_view relative) const {
+  const std::vector<std::string> paths = file_paths();
+  if (std::find(paths.begin(), paths.end(), relative) == paths.end()) {
+    fail(dir_, "lists no file " + std::string(relative) + " (built by an older websd? rebuild the artifact)");
   }
-  file_bytes(relative);
-  return std::move(*path);
+  return source_->local_path(relative);
 }
 
 Artifact Artifact::open(const std::string& dir, const ArtifactOpenOptions& options) {
@@ -271,7 +272,7 @@ Artifact Artifact::open(std::unique_ptr<ArtifactSource> source, const ArtifactOp
   artifact.protections_.manifest_sha256 = hex_encode(seal.manifest_sha256);
   check_signature(files, seal, manifest_text, options.trust_key_files, artifact.protections_);
   artifact.manifest_ = parse_manifest(manifest_text, files.where(kManifestFileName));
-  check_target(dir, artifact.manifest_, options.expected_target);
+  check_target(dir, artifact.manifest_, options.expected_targets);
   check_seal_matches_encryption(files, artifact.manifest_, seal);
   std::unique_ptr<ArtifactDecryptor> decryptor = open_decryptor(dir, artifact.manifest_, options);
   check_key_authentication(files, seal, decryptor.get(), manifest_text, artifact.protections_);

@@ -30,8 +30,9 @@ namespace websd::artifact {
 class WeightShardStore;
 
 struct ArtifactOpenOptions {
-  // The target this runtime runs ("cpu", ...); empty accepts any (tools that only describe).
-  std::string expected_target;
+  // The targets this runtime runs ("cpu", ...: a device registry's); empty accepts any (tools that
+  // only describe).
+  std::vector<std::string> expected_targets;
   // File holding the AES-256 key of an encrypted artifact (see read_artifact_key).
   std::optional<std::string> key_file;
   // An encrypted artifact opened without a key fails, unless this is set (websd inspect): then
@@ -41,12 +42,13 @@ struct ArtifactOpenOptions {
   // artifact must be signed by one of them.
   std::vector<std::string> trust_key_files;
 
-  // Options that expect `target` and nothing else.
-  static ArtifactOpenOptions for_target(std::string target) {
+  // Options that expect one of `targets` and nothing else.
+  static ArtifactOpenOptions for_targets(std::vector<std::string> targets) {
     ArtifactOpenOptions options;
-    options.expected_target = std::move(target);
+    options.expected_targets = std::move(targets);
     return options;
   }
+  static ArtifactOpenOptions for_target(std::string target) { return for_targets({std::move(target)}); }
 };
 
 // What protects an opened artifact and what open() checked of it (FORMAT.md, "Protections").
@@ -109,10 +111,11 @@ class Artifact {
   // against the manifest. Throws websd::Error naming the file if the manifest lists no such file,
   // or it is missing, truncated or altered.
   std::vector<std::byte> file_bytes(std::string_view relative) const;
-  // The path on this machine of file `relative`, after the checks of file_bytes(); for native code
-  // that needs a path (dlopen of the kernel library). Throws websd::Error as file_bytes() does, and
-  // when the source has no local paths.
-  std::string file_path(std::string_view relative) const;
+  // The path on this machine of listed file `relative`; nullopt when the source has no local files
+  // (a browser's fetches). Its contents are not checked here: native code that loads a file by
+  // name (dlopen of the kernel library) checks them with file_bytes() too. Throws websd::Error
+  // when the manifest lists no such file.
+  std::optional<std::string> local_file_path(std::string_view relative) const;
 
  private:
   Artifact() = default;

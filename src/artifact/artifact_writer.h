@@ -54,7 +54,7 @@ class ArtifactWriter {
   void add_weight(const std::string& name, const Shape& shape, DType dtype, std::span<const std::byte> bytes);
   // Adds a file at `relative_path` (letters, digits, '.', '_', '-', '/'; no "..", not under
   // weights/) whose size and SHA-256 go into the manifest's `files` section; the runtime verifies
-  // them before using it (Artifact::file_path). For kernel libraries and small model files.
+  // them before using it (Artifact::file_bytes). For kernel libraries and small model files.
   void add_file(const std::string& relative_path, std::span<const std::byte> bytes);
   // Writes the index, the manifest and its seal, and moves the artifact into place. Nothing may be added
   // afterwards.

@@ -1,7 +1,5 @@
 #include "backends/artifact_backend.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -15,8 +13,7 @@
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
-#include "targets/cpu/runtime/cpu_device.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/device_registry.h"
 
 namespace websd::backends {
 namespace {
@@ -24,7 +21,7 @@ namespace {
 constexpr const char* kSchedulerConfigPath = "model/scheduler/scheduler_config.json";
 
 artifact::ArtifactOpenOptions open_options(const ArtifactAccess& access) {
-  artifact::ArtifactOpenOptions options = artifact::ArtifactOpenOptions::for_target("cpu");
+  artifact::ArtifactOpenOptions options = artifact::ArtifactOpenOptions::for_targets(targets::device_target_names());
   options.key_file = access.key_file;
   options.trust_key_files = access.trust_key_files;
   return options;
@@ -50,7 +47,9 @@ struct ArtifactBackend::State {
   Residency residency;
   ModelInfo info;
   std::int64_t width = 0, height = 0;
-  cpu::CpuDevice device;
+  std::unique_ptr<runtime::Device> owned_device;  // before the executors, which borrow it
+  runtime::Device& device;
+  runtime::BufferCache buffers{device};  // device tensors: uploads and function outputs
   runtime::ArtifactWeightSource weights{artifact};
   std::map<std::string, runtime::LaunchList> lists;
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
@@ -58,8 +57,12 @@ struct ArtifactBackend::State {
   runtime::OpProfile* profile = nullptr;
   runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
-  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy)
-      : artifact(artifact::Artifact::open(dir, open_options(access))), residency(residency_policy) {
+  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy,
+        std::unique_ptr<runtime::Device> given)
+      : artifact(artifact::Artifact::open(dir, open_options(access))),
+        residency(residency_policy),
+        owned_device(given != nullptr ? std::move(given) : targets::open_device(artifact.target())),
+        device(*owned_device) {
     const nlohmann::json* model = artifact.section("model");
     if (model == nullptr || !model->is_object())
       throw Error("artifact", dir + ": no model section (rebuild the artifact)");
@@ -85,7 +88,10 @@ struct ArtifactBackend::State {
       runtime::LaunchList list = runtime::launch_list_from_json(json);
       if (list.symbol != symbol)
         throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
-      // Every kernel runnable here (the kernel library verified and loaded), before any call.
+      // Before any call, for every function generate may call: every value dtype stored and every
+      // buffer within this device's limits, every kernel runnable here (kernel files verified and
+      // loaded). An f16 unet_cfg on a device that stores f32 fails now, not after the text encoder.
+      runtime::check_fits_device(list, device);
       device.prepare(list, runtime::artifact_kernel_files(artifact));
       lists.emplace(symbol, std::move(list));
     }
@@ -111,8 +117,8 @@ struct ArtifactBackend::State {
       }
     }
     if (released) {
-      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
-      malloc_trim(0);
+      buffers.clear();                  // sized for the dropped networks' tensors
+      device.trim();                    // what the device kept for the dropped networks
       artifact.release_weight_pages();  // the mapped f32 weights of the networks just dropped
     }
     active_network = network;
@@ -154,8 +160,9 @@ struct ArtifactBackend::State {
   }
 };
 
-ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency)
-    : state_(std::make_unique<State>(artifact_dir, access, residency)) {}
+ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency,
+                                 std::unique_ptr<runtime::Device> device)
+    : state_(std::make_unique<State>(artifact_dir, access, residency, std::move(device))) {}
 
 ArtifactBackend::~ArtifactBackend() = default;
 
@@ -204,10 +211,27 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
     const runtime::LaunchList& list = state_->list_of(symbol);
     require_memory(list, cpu_memory_need(list, true));
   }
-  cpu::conv_release_caches();  // the plans the workspace estimates made; each network makes its own
+  state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }
 
-HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+namespace {
+
+// Enqueues the download of the executor's output `output` after its last submit.
+TensorDownload output_download(runtime::Executor& executor, std::size_t output) {
+  auto host = std::make_shared<HostTensor>();
+  executor.download_output(output, *host);
+  // The executor lives until the next call switches networks, after the caller waited (see header).
+  return TensorDownload(
+      [&executor, host] {
+        executor.wait();
+        return std::move(*host);
+      },
+      [&executor] { return executor.poll(); });
+}
+
+}  // namespace
+
+TensorDownload ArtifactBackend::submit_encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
   if (batch < 1 || ids.size() % static_cast<std::size_t>(batch) != 0) {
     throw Error("engine",
                 "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
@@ -218,7 +242,11 @@ HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, st
   runtime::Executor& executor = state_->executor(symbol);
   executor.set_input(0, ids, shape);
   executor.submit();
-  return executor.read_output(0);
+  return output_download(executor, 0);
+}
+
+HostTensor ArtifactBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+  return submit_encode_text(ids, batch).wait();
 }
 
 const runtime::BufferPtr& ArtifactBackend::held(const DeviceTensor& tensor) const {
@@ -235,7 +263,7 @@ DeviceTensor ArtifactBackend::upload(const HostTensor& tensor) {
                               shape_to_string(tensor.shape));
   }
   const std::span<const std::byte> bytes = std::as_bytes(std::span<const float>(tensor.data));
-  runtime::BufferPtr buffer = state_->device.allocate(std::max<std::uint64_t>(bytes.size(), 4));
+  runtime::BufferPtr buffer = state_->buffers.acquire(std::max<std::uint64_t>(bytes.size(), 4));
   state_->device.upload({buffer.get(), 0, bytes.size()}, bytes);
   return hold(tensor.shape, std::move(buffer));
 }
@@ -246,16 +274,18 @@ TensorDownload ArtifactBackend::download(const DeviceTensor& tensor) {
   const std::span<std::byte> bytes = std::as_writable_bytes(std::span<float>(host->data));
   state_->device.download({buffer.get(), 0, bytes.size()}, bytes);
   // Keeps the buffer alive until the copy completes; the device outlives the download (see header).
-  return TensorDownload([device = &state_->device, buffer, host] {
-    device->wait();
-    return std::move(*host);
-  });
+  return TensorDownload(
+      [device = &state_->device, buffer, host] {
+        device->wait();
+        return std::move(*host);
+      },
+      [device = &state_->device] { return device->poll(); });
 }
 
 DeviceTensor ArtifactBackend::submit_for_output(runtime::Executor& executor) {
   executor.submit();
   const runtime::LaunchList& list = executor.launch_list();
-  return hold(list.values[list.outputs.at(0)].type.shape, executor.copy_output(0));
+  return hold(list.values[list.outputs.at(0)].type.shape, executor.copy_output(0, state_->buffers));
 }
 
 DeviceTensor ArtifactBackend::unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) {
@@ -295,13 +325,18 @@ DeviceTensor ArtifactBackend::image_to_rgba(const DeviceTensor& image) {
   return submit_for_output(executor);
 }
 
-std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
+std::pair<TensorDownload, TensorDownload> ArtifactBackend::submit_vae_encode(const HostTensor& image) {
   state_->check_shapes("vae_encode", {image.shape}, "image");
   runtime::Executor& executor = state_->executor("vae_encode");
   executor.set_input(0, image);
   executor.submit();
-  HostTensor mean = executor.read_output(0);
-  return {std::move(mean), executor.read_output(1)};
+  return {output_download(executor, 0), output_download(executor, 1)};
+}
+
+std::pair<HostTensor, HostTensor> ArtifactBackend::vae_encode(const HostTensor& image) {
+  auto [mean, logvar] = submit_vae_encode(image);
+  HostTensor waited = mean.wait();
+  return {std::move(waited), logvar.wait()};
 }
 
 std::vector<std::string> ArtifactBackend::function_names() const {

@@ -1,7 +1,8 @@
-// DiffusionBackend over a CPU artifact written by `websd build` (see src/artifact/FORMAT.md): the
-// functions' launch lists run on runtime::Executor over the CPU device (planned arenas, nothing compiled at load),
-// generated kernels come from the artifact's verified kernel library, weights are read from the
-// verified shards (f32 ones used in place from the memory-mapped shard, f16/bf16 ones widened to
+// DiffusionBackend over an artifact written by `websd build` (see src/artifact/FORMAT.md): the
+// functions' launch lists run on runtime::Executor over the device registered for the artifact's
+// target (targets/device_registry.h; planned arenas, nothing compiled at load), generated kernels
+// come from the artifact's verified kernel files, weights are read from the verified shards (on
+// the CPU device f32 ones are used in place from the memory-mapped shard, f16/bf16 ones widened to
 // float32 once). The artifact is built for one image size; a call for another size is a clear
 // error that says how to rebuild. By default only the network being called keeps its executors
 // and widened weights (backends::Residency).
@@ -39,10 +40,13 @@ struct ArtifactAccess {
 class ArtifactBackend final : public DiffusionBackend {
  public:
   // Throws websd::Error("artifact", ...) for everything Artifact::open refuses (not an artifact,
-  // version, seal, signature, target, shards, key), a kernel library that cannot be loaded, or a
-  // launch list that does not read back.
+  // version, seal, signature, a target no registered device runs, shards, key), a kernel library
+  // that cannot be loaded, a launch list that does not read back, or one the device cannot run
+  // (runtime::check_fits_device: value dtypes it does not store, buffers beyond its limits). `device` (for tests: a
+  // device wrapping another) replaces the registry's device for the artifact's target; the backend owns it.
   explicit ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access = {},
-                           Residency residency = Residency::kOneNetwork);
+                           Residency residency = Residency::kOneNetwork,
+                           std::unique_ptr<runtime::Device> device = nullptr);
   ~ArtifactBackend() override;
   ArtifactBackend(const ArtifactBackend&) = delete;
   ArtifactBackend& operator=(const ArtifactBackend&) = delete;
@@ -51,12 +55,19 @@ class ArtifactBackend final : public DiffusionBackend {
   // Checks each function the run calls, alone (as Residency::kOneNetwork runs them): its memory
   // plan's arenas, its weights as float32 and the convolutions' workspace.
   void check_memory(const RunShapes& run) override;
+  // submit_encode_text and submit_vae_encode, waited for.
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
+  // Enqueued on the device; each download must be waited for before the next call that runs a
+  // function (which may drop the executor it reads from) and before the backend is destroyed.
+  TensorDownload submit_encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
+  std::pair<TensorDownload, TensorDownload> submit_vae_encode(const HostTensor& image) override;
   // Reports the launches of each function call as they finish.
   void set_call_progress(CallProgress progress) override;
-  // Device tensors are buffers of the backend's device; a download must be waited for before the
-  // backend is destroyed.
+  // Device tensors are buffers of the backend's device, reused once their last handle is dropped
+  // (runtime::BufferCache: after the first step, a step allocates nothing on the device). upload
+  // has read the host tensor when it returns; a download must be waited for before the backend is
+  // destroyed.
   DeviceTensor upload(const HostTensor& tensor) override;
   TensorDownload download(const DeviceTensor& tensor) override;
   DeviceTensor unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) override;

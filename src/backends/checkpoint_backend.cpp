@@ -1,7 +1,5 @@
 #include "backends/checkpoint_backend.h"
 
-#include <malloc.h>
-
 #include <array>
 #include <filesystem>
 #include <functional>
@@ -25,10 +23,7 @@
 #include "passes/weight_recipe.h"
 #include "runtime/executor.h"
 #include "targets/cpu/codegen/cpu_target.h"
-#include "targets/cpu/reference/cpu_executor.h"
-#include "targets/cpu/runtime/cpu_device.h"
-#include "targets/cpu/runtime/cpu_kernels.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/device_registry.h"
 
 namespace websd::backends {
 namespace {
@@ -42,7 +37,7 @@ class ComponentWeightSource final : public runtime::WeightSource {
  public:
   struct Weight {
     passes::WeightRecipe recipe;
-    std::optional<cpu::WeightPacking> packing;
+    std::optional<compiler::WeightLayout> packing;
   };
 
   ComponentWeightSource(compiler::ComponentWeights& weights, std::string symbol, std::map<std::string, Weight> made)
@@ -74,7 +69,7 @@ struct ExecutorCache {
   };
 
   compiler::ComponentWeights* weights = nullptr;
-  cpu::CpuDevice* device = nullptr;
+  runtime::Device* device = nullptr;
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
   runtime::OpProfile* profile = nullptr;
@@ -105,8 +100,8 @@ struct ExecutorCache {
     for (std::size_t w = 0; w < function.weights().size(); ++w) {
       const graph::ValueId id = function.weights()[w];
       const graph::Value& value = function.value(id);
-      std::optional<cpu::WeightPacking> packing = cpu::cpu_weight_packing(function, id);
-      placements.push_back({value.name, packing ? packing->layout : "", value.type});
+      std::optional<compiler::WeightLayout> packing = compiler::cpu_target().weight_layout(function, id);
+      placements.push_back({value.name, packing ? packing->name : "", value.type});
       result.made.emplace(value.name, ComponentWeightSource::Weight{all_recipes[w], std::move(packing)});
     }
     result.list = passes::lower_to_launch_list(function, passes::plan_memory(function), std::move(placements));
@@ -152,7 +147,9 @@ struct CheckpointBackend::State {
   VaeConfig vae;
   ModelInfo info;
   std::unique_ptr<compiler::ComponentWeights> clip_weights, unet_weights, vae_weights;
-  cpu::CpuDevice device;                    // declared before the executors, which borrow it
+  // The networks are compiled for the cpu target: its registered device. Declared before the
+  // executors, which borrow it.
+  std::unique_ptr<runtime::Device> device = targets::open_device(compiler::cpu_target().name());
   runtime::LaunchProgress launch_progress;  // set_call_progress's; the executors borrow it too
   ExecutorCache clip_executors, unet_executors, decode_executors, encode_executors;
 
@@ -177,7 +174,7 @@ struct CheckpointBackend::State {
     encode_executors.weights = vae_weights.get();
     for (ExecutorCache* cache : caches()) {
       cache->tuning_db = tuning_db ? &*tuning_db : nullptr;
-      cache->device = &device;
+      cache->device = device.get();
       cache->launch_progress = &launch_progress;
     }
   }
@@ -186,8 +183,8 @@ struct CheckpointBackend::State {
     return {&clip_executors, &unet_executors, &decode_executors, &encode_executors};
   }
 
-  // Under Residency::kOneNetwork, releases every network but `network` before it runs, and gives
-  // the freed pages back to the system (glibc keeps freed heap memory mapped otherwise).
+  // Under Residency::kOneNetwork, releases every network but `network` before it runs, and lets the
+  // device give back what it kept for them (Device::trim).
   void activate(Network network) {
     if (residency != Residency::kOneNetwork) return;
     bool released = false;
@@ -201,10 +198,7 @@ struct CheckpointBackend::State {
     release(Network::kText, *clip_weights, {&clip_executors});
     release(Network::kUNet, *unet_weights, {&unet_executors});
     release(Network::kVae, *vae_weights, {&decode_executors, &encode_executors});
-    if (released) {
-      cpu::conv_release_caches();  // the dropped networks' convolution primitives and scratch
-      malloc_trim(0);
-    }
+    if (released) device->trim();
   }
 };
 
@@ -262,7 +256,7 @@ void CheckpointBackend::check_memory(const RunShapes& run) {
                              [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); });
   state.decode_executors.check(latents,
                                [&] { return vae_decode_graph(state.vae, latents[0], latents[2], latents[3]); });
-  cpu::conv_release_caches();  // the plans the workspace estimates made; each network makes its own
+  state.device->trim();  // the plans the workspace estimates made; each network makes its own
 }
 
 HostTensor CheckpointBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

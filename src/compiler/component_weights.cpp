@@ -34,8 +34,8 @@ std::vector<float> ComponentWeights::read_parameter(const std::string& function,
 }
 
 std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& function, const std::string& name,
-                                                          const Shape& shape, const cpu::WeightPacking* packing) {
-  const std::string key = packing ? name + "@" + packing->layout : name;
+                                                          const Shape& shape, const WeightLayout* packing) {
+  const std::string key = packing ? name + "@" + packing->name : name;
   if (const auto found = loaded_.find(key); found != loaded_.end()) return found->second;
   std::vector<float> values = read_parameter(function, name, shape);
   auto storage = std::make_shared<std::vector<float>>(packing ? packing->pack(values) : std::move(values));
@@ -45,11 +45,11 @@ std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& fun
 
 std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& function,
                                                           const passes::WeightRecipe& recipe,
-                                                          const cpu::WeightPacking* packing) {
+                                                          const WeightLayout* packing) {
   if (recipe.kind == passes::WeightRecipe::Kind::kCopy && recipe.sources.size() == 1) {
     return get(function, recipe.sources[0].name, recipe.type.shape, packing);
   }
-  const std::string key = packing ? recipe.name + "@" + packing->layout : recipe.name;
+  const std::string key = packing ? recipe.name + "@" + packing->name : recipe.name;
   if (const auto found = loaded_.find(key); found != loaded_.end()) return found->second;
   std::vector<float> values = passes::weight_recipe_materialize(recipe, [&](const std::string& name) {
     for (const auto& source : recipe.sources) {

@@ -1,8 +1,9 @@
-// The float32 weights of one checkpoint component for the CPU executor. Construction checks the
-// whole component against the network's parameter list (CheckpointComponent::bind: every missing,
-// unexpected or wrong-shape tensor in one websd::Error naming the file); each tensor is then read and
-// upcast (and packed, if a kernel asks) once, on first request, and the same storage is shared by every executor (of
-// every shape) that asks for it. Borrows the component, which must outlive it. Not thread-safe.
+// The float32 weights of one checkpoint component, as a target's executors read them. Construction
+// checks the whole component against the network's parameter list (CheckpointComponent::bind: every
+// missing, unexpected or wrong-shape tensor in one websd::Error naming the file); each tensor is
+// then read and upcast (and packed into a target's WeightLayout, if a kernel asks) once, on first
+// request, and the same storage is shared by every executor (of every shape) that asks for it.
+// Borrows the component, which must outlive it. Not thread-safe.
 #pragma once
 
 #include <map>
@@ -10,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/target.h"
 #include "core/host_tensor.h"
 #include "core/param_spec.h"
 #include "import/checkpoint_component.h"
 #include "passes/weight_recipe.h"
-#include "targets/cpu/reference/cpu_executor.h"
 
 namespace websd::compiler {
 
@@ -26,13 +27,13 @@ class ComponentWeights {
   // `packing` when given (then only the packed form is kept); `function` names the graph in errors.
   // Throws websd::Error if the parameter list has no such tensor or another shape.
   std::shared_ptr<std::vector<float>> get(const std::string& function, const std::string& name, const Shape& shape,
-                                          const cpu::WeightPacking* packing = nullptr);
+                                          const WeightLayout* packing = nullptr);
   // The storage of a weight that a compiled function reads, made by `recipe` (passes/weight_recipe.h):
   // a copy of one parameter as above, or parameters joined (merge_qkv's merged projections; the
   // parts are read for it and not kept), packed by `packing` when given. Kept under the recipe's
   // name like a parameter. Throws websd::Error like get() for a source that is not a parameter.
   std::shared_ptr<std::vector<float>> get(const std::string& function, const passes::WeightRecipe& recipe,
-                                          const cpu::WeightPacking* packing = nullptr);
+                                          const WeightLayout* packing = nullptr);
 
   // Tensors held now.
   std::size_t loaded_count() const { return loaded_.size(); }

@@ -10,9 +10,13 @@
 #include "core/attributes.h"
 #include "core/tensor_type.h"
 
+namespace websd::ops {
+struct OpDef;  // ops/op_registry.h
+}  // namespace websd::ops
+
 namespace websd::graph {
 
-struct OpDef;
+using ops::OpDef;
 using ValueId = std::int32_t;
 
 enum class ValueKind { kInput, kWeight, kNode };

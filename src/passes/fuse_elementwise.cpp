@@ -6,18 +6,18 @@
 #include <set>
 
 #include "core/error.h"
-#include "graph/fused_program.h"
 #include "graph/op_registry.h"
-#include "graph/ops/op_groups.h"
+#include "ops/fused_program.h"
+#include "ops/op_groups.h"
 #include "passes/function_rewrite.h"
 #include "passes/value_uses.h"
 
 namespace websd::passes {
 namespace {
 
-using graph::FusedInstruction;
-using graph::FusedOpcode;
 using graph::ValueId;
+using ops::FusedInstruction;
+using ops::FusedOpcode;
 
 // What one fusable node computes, as a program over its own operand slots and constants.
 struct LocalProgram {
@@ -35,7 +35,7 @@ std::optional<LocalProgram> local_program(const graph::Function& function, const
   const std::string& op = node.op->name;
   if (op == "fused_elementwise") {
     LocalProgram local;
-    local.code = graph::fused_program_from_attrs(node.attrs, node.inputs.size()).code;
+    local.code = ops::fused_program_from_attrs(node.attrs, node.inputs.size()).code;
     if (node.attrs.has("constants")) local.constants = node.attrs.get_floats("constants", op);
     return local;
   }
@@ -47,8 +47,8 @@ std::optional<LocalProgram> local_program(const graph::Function& function, const
                          {FusedOpcode::kMin, 0}},
                         {node.attrs.get_float("min", op), node.attrs.get_float("max", op)}};
   }
-  const auto opcode = graph::fused_opcode_for_op(op);
-  if (!opcode || static_cast<std::size_t>(graph::fused_opcode_arity(*opcode)) != node.inputs.size()) {
+  const auto opcode = ops::fused_opcode_for_op(op);
+  if (!opcode || static_cast<std::size_t>(ops::fused_opcode_arity(*opcode)) != node.inputs.size()) {
     return std::nullopt;
   }
   LocalProgram local;
@@ -127,7 +127,7 @@ class ElementwiseFuser {
       std::set<ValueId> grown = leaves;
       grown.erase(id);
       grown.insert(function_.nodes()[producer].inputs.begin(), function_.nodes()[producer].inputs.end());
-      if (grown.size() > static_cast<std::size_t>(graph::kFusedMaxInputs)) continue;
+      if (grown.size() > static_cast<std::size_t>(ops::kFusedMaxInputs)) continue;
       leaves = std::move(grown);
       group_of_[producer] = static_cast<std::int32_t>(root);
       absorb_producers(producer, root, leaves);
@@ -183,7 +183,7 @@ class ElementwiseFuser {
   bool fits_root(const Group& group, std::size_t root) const {
     if (group.inputs.empty()) return false;
     Shape shape = function_.value(group.inputs[0]).type.shape;
-    for (const ValueId id : group.inputs) shape = graph::broadcast_shapes(shape, function_.value(id).type.shape);
+    for (const ValueId id : group.inputs) shape = ops::broadcast_shapes(shape, function_.value(id).type.shape);
     return shape == function_.value(function_.nodes()[root].outputs[0]).type.shape;
   }
 
@@ -218,7 +218,7 @@ class ElementwiseFuser {
       }
       const Group& group = found->second;
       Attrs attrs;
-      attrs.set("program", graph::fused_program_text(group.code));
+      attrs.set("program", ops::fused_program_text(group.code));
       if (!group.constants.empty()) attrs.set("constants", group.constants);
       attrs.set("kernel", prefix + "_fused_elementwise_" + std::to_string(kernel_count++));
       rewrite.emit_for(node, "fused_elementwise", rewrite.mapped(group.inputs), attrs);

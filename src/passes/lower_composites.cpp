@@ -21,7 +21,9 @@ graph::Function lower_once(const graph::Function& source, const std::function<bo
       rewrite.copy(node);
       continue;
     }
-    const std::vector<graph::ValueId> outputs = node.op->decompose(builder, rewrite.mapped(node.inputs), node.attrs);
+    // Every composite has one (tests/graph/composite_ops_test.cpp holds the registries to that).
+    const graph::DecomposeFn& decompose = *graph::op_decomposition(node.op->name);
+    const std::vector<graph::ValueId> outputs = decompose(builder, rewrite.mapped(node.inputs), node.attrs);
     for (std::size_t i = 0; i < outputs.size(); ++i) rewrite.map(node.outputs[i], outputs[i]);
   }
   return rewrite.finish();

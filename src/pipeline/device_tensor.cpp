@@ -18,11 +18,15 @@ const std::shared_ptr<const void>& DeviceTensor::storage_for(const void* maker) 
   return storage_;
 }
 
-TensorDownload::TensorDownload(std::function<HostTensor()> finish) : finish_(std::move(finish)) {}
+TensorDownload::TensorDownload(std::function<HostTensor()> finish, std::function<bool()> ready)
+    : finish_(std::move(finish)), ready_(std::move(ready)) {}
+
+bool TensorDownload::ready() const { return !finish_ || !ready_ || ready_(); }
 
 HostTensor TensorDownload::wait() {
   if (!finish_) throw Error("pipeline", "a download was waited for twice");
   const auto finish = std::exchange(finish_, {});
+  ready_ = {};
   return finish();
 }
 

@@ -35,16 +35,21 @@ class DeviceTensor {
 
 // A read of a DeviceTensor to the host that the backend has enqueued. A device that reads back
 // asynchronously (WebGPU's mapAsync) completes it in the background; a JavaScript caller awaits the
-// device between making it and calling wait().
+// device until ready() and only then calls wait(), which then does not block.
 class TensorDownload {
  public:
-  explicit TensorDownload(std::function<HostTensor()> finish);
+  // `finish` hands the tensor over, waiting for the device if needed; `ready` says without
+  // blocking whether it would wait (empty: never, the tensor is on the host already).
+  explicit TensorDownload(std::function<HostTensor()> finish, std::function<bool()> ready = {});
+  // Whether wait() would return without waiting for the device (Device::poll). True once waited.
+  bool ready() const;
   // The tensor, waiting for the device if the copy has not finished. Throws websd::Error when
   // called twice (the bytes were handed over already).
   HostTensor wait();
 
  private:
   std::function<HostTensor()> finish_;
+  std::function<bool()> ready_;
 };
 
 }  // namespace websd

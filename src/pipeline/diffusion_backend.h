@@ -67,9 +67,21 @@ class DiffusionBackend {
   virtual HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) = 0;
   // image [1, 3, H, W] in [-1, 1] -> {mean, logvar} of the latent distribution.
   virtual std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) = 0;
+  // The same two, enqueued on the device and complete at TensorDownload::wait() (ready() says when
+  // that would not block), for a caller that awaits the device between calls
+  // (GenerationSession::submit_prepare). These defaults compute at once: backends on the host.
+  virtual TensorDownload submit_encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {
+    return TensorDownload([result = encode_text(ids, batch)] { return result; });
+  }
+  virtual std::pair<TensorDownload, TensorDownload> submit_vae_encode(const HostTensor& image) {
+    std::pair<HostTensor, HostTensor> encoded = vae_encode(image);
+    return {TensorDownload([mean = std::move(encoded.first)] { return mean; }),
+            TensorDownload([logvar = std::move(encoded.second)] { return logvar; })};
+  }
 
-  // Device tensors (device_tensor.h). upload copies a float32 host tensor to the device; download
-  // enqueues the copy back, complete at TensorDownload::wait().
+  // Device tensors (device_tensor.h). upload copies a float32 host tensor to the device (it has
+  // read the tensor when it returns: the caller may reuse or drop it at once); download enqueues
+  // the copy back, complete at TensorDownload::wait().
   virtual DeviceTensor upload(const HostTensor& tensor) = 0;
   virtual TensorDownload download(const DeviceTensor& tensor) = 0;
 

@@ -1,27 +1,17 @@
 #include "pipeline/generation_session.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "core/error.h"
 #include "pipeline/finite_check.h"
 #include "pipeline/guidance.h"
 #include "pipeline/image_tensor.h"
-#include "pipeline/prompt_encoding.h"
 #include "pipeline/sampler_name.h"
 #include "pipeline/txt2img.h"
 
 namespace websd {
 namespace {
-
-// Reports a one-step stage around `work` (start, then done).
-template <typename Work>
-auto run_stage(const ProgressCallback& progress, ProgressEvent event, Work&& work) {
-  event.step = 0;
-  event.total_steps = 1;
-  if (progress) progress(event);
-  auto result = work();
-  event.step = 1;
-  if (progress) progress(event);
-  return result;
-}
 
 HostTensor divided(HostTensor tensor, double divisor) {
   const auto value = static_cast<float>(divisor);
@@ -54,38 +44,85 @@ GenerationSession::~GenerationSession() {
   if (progress_) backend_.set_call_progress({});
 }
 
-void GenerationSession::prepare() {
-  const GenerationParams& params = request_.params;
-  // Every network of the run is checked before the first runs: a decode that cannot fit fails now,
-  // not after the denoising steps.
-  const ModelInfo& info = backend_.info();
-  RunShapes run;
-  run.guided = guidance_enabled(params.guidance_scale);
-  run.text_rows = run.guided ? 2 : 1;
-  run.tokens = info.max_tokens;
-  run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor, params.width / info.vae_scale_factor};
-  if (request_.init_image) run.init_image = Shape{1, 3, params.height, params.width};
-  backend_.check_memory(run);
-  event_.stage = "encode prompt";
-  context_ = run_stage(progress_, event_, [&] {
-    return backend_.upload(encode_prompt_context(backend_, tokenizer_, params.prompt, params.negative_prompt,
-                                                 guidance_enabled(params.guidance_scale)));
-  });
-  if (request_.init_image) {  // the encoder is deterministic: one encoding serves every image of the run
-    event_.stage = "encode image";
-    distribution_ = run_stage(progress_, event_, [&] { return encode_init_image(backend_, *request_.init_image); });
+void GenerationSession::require_nothing_pending(const char* action) const {
+  if (pending_part_ != Part::kNone) {
+    throw Error("pipeline", std::string(action) + " while a part of the run is submitted and not finished");
   }
 }
 
+bool GenerationSession::submit_prepare() {
+  require_nothing_pending("submit_prepare");
+  const GenerationParams& params = request_.params;
+  const ModelInfo& info = backend_.info();
+  const bool guided = guidance_enabled(params.guidance_scale);
+  if (!context_) {
+    // Every network of the run is checked before the first runs: a decode that cannot fit fails
+    // now, not after the denoising steps.
+    RunShapes run;
+    run.guided = guided;
+    run.text_rows = guided ? 2 : 1;
+    run.tokens = info.max_tokens;
+    run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor,
+                   params.width / info.vae_scale_factor};
+    if (request_.init_image) run.init_image = Shape{1, 3, params.height, params.width};
+    backend_.check_memory(run);
+    event_.stage = "encode prompt";
+    if (progress_) progress_(event_);
+    prompt_ids_ = prompt_token_ids(info, tokenizer_, params.prompt, params.negative_prompt, guided);
+    pending_.push_back(backend_.submit_encode_text(prompt_ids_->ids, prompt_ids_->batch));
+    pending_part_ = Part::kPrompt;
+    return true;
+  }
+  if (request_.init_image && !distribution_) {  // deterministic: one encoding serves every image
+    event_.stage = "encode image";
+    if (progress_) progress_(event_);
+    auto [mean, logvar] = backend_.submit_vae_encode(image_to_signed_tensor(*request_.init_image));
+    pending_.push_back(std::move(mean));
+    pending_.push_back(std::move(logvar));
+    pending_part_ = Part::kInitImage;
+    return true;
+  }
+  return false;
+}
+
+void GenerationSession::finish_prepare() {
+  if (pending_part_ != Part::kPrompt && pending_part_ != Part::kInitImage) {
+    throw Error("pipeline", "finish_prepare without a submitted part of prepare");
+  }
+  const Part part = std::exchange(pending_part_, Part::kNone);
+  std::vector<TensorDownload> downloads = std::exchange(pending_, {});
+  const ModelInfo& info = backend_.info();
+  if (part == Part::kPrompt) {
+    context_ = backend_.upload(checked_prompt_context(downloads[0].wait(), *prompt_ids_, info));
+  } else {
+    HostTensor mean = downloads[0].wait();
+    distribution_ =
+        latent_distribution(std::move(mean), downloads[1].wait(), info, request_.params.height, request_.params.width);
+  }
+  ProgressEvent done = event_;
+  done.step = 1;
+  if (progress_) progress_(done);
+}
+
+void GenerationSession::prepare() {
+  while (submit_prepare()) finish_prepare();
+}
+
+bool GenerationSession::ready() const {
+  return std::all_of(pending_.begin(), pending_.end(), [](const TensorDownload& download) { return download.ready(); });
+}
+
 int GenerationSession::start_image(int index) {
-  if (!context_) throw Error("pipeline", "start_image before prepare: the prompt is not encoded yet");
+  require_nothing_pending("start_image");
+  if (!context_ || (request_.init_image && !distribution_)) {
+    throw Error("pipeline", "start_image before prepare: the prompt or the init image is not encoded yet");
+  }
   if (index < 0 || index >= image_count()) {
     throw Error("pipeline",
                 "image " + std::to_string(index) + " is not one of the run's " + std::to_string(image_count()));
   }
   const GenerationParams& params = request_.params;
   const ModelInfo& info = backend_.info();
-  if (pending_) throw Error("pipeline", "start_image while a step or decode is submitted and not finished");
   index_ = index;
   event_.image = index;
   generator_.emplace(params.seed + static_cast<std::uint64_t>(index));
@@ -113,20 +150,20 @@ int GenerationSession::start_image(int index) {
 
 bool GenerationSession::submit_step() {
   if (index_ < 0) throw Error("pipeline", "step before start_image");
-  if (pending_) throw Error("pipeline", "submit_step while a step or decode is submitted and not finished");
+  require_nothing_pending("submit_step");
   if (step_ >= timesteps_.size()) return false;
   const double timestep = timesteps_[step_];
   const DeviceTensor model_input = backend_.upload(scheduler_.scale_model_input(latents_, timestep));
-  pending_.emplace(
+  pending_.push_back(
       backend_.download(guided_prediction(backend_, model_input, timestep, *context_, request_.params.guidance_scale)));
-  decoding_ = false;
+  pending_part_ = Part::kStep;
   return true;
 }
 
 void GenerationSession::finish_step() {
-  if (!pending_ || decoding_) throw Error("pipeline", "finish_step without a submitted step");
-  const HostTensor prediction = pending_->wait();
-  pending_.reset();
+  if (pending_part_ != Part::kStep) throw Error("pipeline", "finish_step without a submitted step");
+  pending_part_ = Part::kNone;
+  const HostTensor prediction = std::exchange(pending_, {})[0].wait();
   require_finite(
       prediction,
       "the UNet's prediction at step " + std::to_string(step_ + 1) + " of " + std::to_string(timesteps_.size()),
@@ -148,22 +185,21 @@ void GenerationSession::submit_decode() {
     throw Error("pipeline", "decode before the image's last denoising step (" + std::to_string(step_) + " of " +
                                 std::to_string(timesteps_.size()) + " done)");
   }
-  if (pending_) throw Error("pipeline", "submit_decode while a step or decode is submitted and not finished");
+  require_nothing_pending("submit_decode");
   event_.stage = "decode";
   event_.step = 0;
   event_.total_steps = 1;
   if (progress_) progress_(event_);
   const DeviceTensor latents = backend_.upload(divided(latents_, backend_.info().vae_scaling_factor));
-  pending_.emplace(backend_.download(backend_.image_to_rgba(backend_.vae_decode(latents))));
-  decoding_ = true;
+  pending_.push_back(backend_.download(backend_.image_to_rgba(backend_.vae_decode(latents))));
+  pending_part_ = Part::kDecode;
 }
 
 GeneratedImage GenerationSession::finish_decode() {
-  if (!pending_ || !decoding_) throw Error("pipeline", "finish_decode without a submitted decode");
+  if (pending_part_ != Part::kDecode) throw Error("pipeline", "finish_decode without a submitted decode");
+  pending_part_ = Part::kNone;
   GeneratedImage result;
-  result.rgba = pending_->wait();
-  pending_.reset();
-  decoding_ = false;
+  result.rgba = std::exchange(pending_, {})[0].wait();
   require_finite(result.rgba, "the VAE decoder's image", kCheckWeightsHint);
   event_.step = 1;
   if (progress_) progress_(event_);

@@ -2,25 +2,28 @@
 // (a browser tab awaiting WebGPU's read-back) can drive it between awaits:
 //
 //   GenerationSession session(backend, tokenizer, request, scheduler, progress);
-//   session.prepare();                        // every network's memory checked, the prompt (and
-//                                             // init image) encoded once per run,
-//                                             // the text context uploaded to the device once
+//   while (session.submit_prepare()) {        // every network's memory checked, then the prompt
+//     /* await the device until ready() */    // (and, for img2img, the init image) encoded on the
+//     session.finish_prepare();               // device once per run; the text context uploaded once
+//   }
 //   for (int i = 0; i < session.image_count(); ++i) {
 //     session.start_image(i);                 // seed + i: generator, scheduler restarted, start latents
 //     while (session.submit_step()) {         // the UNet step enqueued on the device, its prediction's
-//       /* await the device */               // read-back too
+//       /* await the device until ready() */  // read-back too
 //       session.finish_step();                // the scheduler's step on the host
 //     }
 //     session.submit_decode();                // VAE decode and RGBA conversion on the device
-//     /* await the device */
+//     /* await the device until ready() */
 //     on_image(session.finish_decode());
 //   }
 //
-// step() and decode() are the two halves without the await; Pipeline::generate is this loop with
-// them (the CLI's synchronous convenience). Per step only the scheduler's model input goes to the
-// device and the prediction comes back (the schedulers run on the host); the image comes back once,
-// as RGBA. Random draws, progress events and results are the same however the calls are spaced.
-// Borrows the backend, tokenizer and scheduler, which must outlive it. Not thread-safe.
+// ready() never blocks (DiffusionBackend's downloads poll the device); once it is true, finish_*
+// does not block either. prepare(), step() and decode() are the halves without the await;
+// Pipeline::generate is this loop with them (the CLI's synchronous convenience). Per step only the
+// scheduler's model input goes to the device and the prediction comes back (the schedulers run on
+// the host); the image comes back once, as RGBA. Random draws, progress events and results are the
+// same however the calls are spaced. Borrows the backend, tokenizer and scheduler, which must
+// outlive it. Not thread-safe.
 #pragma once
 
 #include <optional>
@@ -32,6 +35,7 @@
 #include "pipeline/img2img.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/progress.h"
+#include "pipeline/prompt_encoding.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/schedulers/scheduler.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
@@ -53,9 +57,18 @@ class GenerationSession {
   const GenerationRequest& request() const { return request_; }
   int image_count() const { return request_.params.batch_count; }
 
-  // Checks that every network of the run fits in memory (DiffusionBackend::check_memory), then
-  // encodes the prompt and, for img2img, the init image. Call once, before start_image.
+  // Enqueues the next part of preparing the run; false once the run is prepared (nothing is
+  // enqueued then). The first part checks that every network of the run fits in memory
+  // (DiffusionBackend::check_memory) and encodes the prompt; for img2img a second part encodes the
+  // init image. Throws websd::Error when a part is submitted already.
+  bool submit_prepare();
+  // Completes the submitted part: waits for its output, checks it (the context is uploaded once).
+  void finish_prepare();
+  // Every part of submit_prepare and finish_prepare. Call once, before start_image.
   void prepare();
+  // Whether the part submitted last (prepare, step or decode) can be finished without waiting for
+  // the device; true when none is submitted. Never blocks.
+  bool ready() const;
   // Begins image `index` (0 <= index < image_count()); returns its number of denoising steps.
   int start_image(int index);
   // Enqueues the current image's next denoising step on the device; false once no step remains
@@ -82,16 +95,26 @@ class GenerationSession {
   GenerationRequest request_;
   std::string sampler_;
   ProgressEvent event_;
+  // What the downloads in pending_ are for: the part of the run submitted and not finished.
+  enum class Part { kNone, kPrompt, kInitImage, kStep, kDecode };
+
+  // Throws websd::Error naming `action` when a part is submitted and not finished.
+  void require_nothing_pending(const char* action) const;
+
+  std::optional<PromptIds> prompt_ids_;
   std::optional<DeviceTensor> context_;  // on the device, for every step of every image
   std::optional<LatentDistribution> distribution_;
+  bool prepared_ = false;
   // The image in progress.
   std::optional<TorchGenerator> generator_;
   int index_ = -1;
   std::vector<double> timesteps_;
   std::size_t step_ = 0;
   HostTensor latents_;
-  std::optional<TensorDownload> pending_;  // the submitted step's prediction, or the image's RGBA
-  bool decoding_ = false;
+  Part pending_part_ = Part::kNone;
+  // The submitted part's outputs: the context, the init image's mean and logvar, the step's
+  // prediction or the image's RGBA.
+  std::vector<TensorDownload> pending_;
 };
 
 }  // namespace websd

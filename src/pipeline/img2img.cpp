@@ -5,17 +5,14 @@
 
 #include "core/error.h"
 #include "pipeline/finite_check.h"
-#include "pipeline/image_tensor.h"
 
 namespace websd {
 
-LatentDistribution encode_init_image(DiffusionBackend& backend, const RgbImage& image) {
-  auto [mean, logvar] = backend.vae_encode(image_to_signed_tensor(image));
+LatentDistribution latent_distribution(HostTensor mean, HostTensor logvar, const ModelInfo& info, std::int64_t height,
+                                       std::int64_t width) {
   require_finite(mean, "the VAE encoder's latent mean", kCheckWeightsHint);
   require_finite(logvar, "the VAE encoder's latent log-variance", kCheckWeightsHint);
-  const ModelInfo& info = backend.info();
-  const Shape expected = {1, info.latent_channels, image.height / info.vae_scale_factor,
-                          image.width / info.vae_scale_factor};
+  const Shape expected = {1, info.latent_channels, height / info.vae_scale_factor, width / info.vae_scale_factor};
   if (mean.shape != expected || logvar.shape != expected || mean.numel() != shape_numel(expected) ||
       logvar.numel() != shape_numel(expected)) {
     throw Error("pipeline", "VAE encoder returned mean " + shape_to_string(mean.shape) + " and logvar " +

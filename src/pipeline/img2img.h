@@ -23,9 +23,11 @@ struct LatentDistribution {
   HostTensor logvar;  // same shape
 };
 
-// Encodes the init image (x / 255 * 2 - 1). Throws websd::Error if the backend returns mean and
-// logvar of different or unexpected shapes.
-LatentDistribution encode_init_image(DiffusionBackend& backend, const RgbImage& image);
+// The VAE encoder's output for the init image (x / 255 * 2 - 1, image_tensor.h), checked and with
+// logvar clamped. Throws websd::Error if mean and logvar are not finite or not both
+// [1, latent_channels, height / vae_scale_factor, width / vae_scale_factor].
+LatentDistribution latent_distribution(HostTensor mean, HostTensor logvar, const ModelInfo& info, std::int64_t height,
+                                       std::int64_t width);
 
 struct Img2ImgStart {
   HostTensor latents;             // noised latents at timesteps.front()

@@ -14,7 +14,12 @@ WeightBytes ArtifactWeightSource::read(const LaunchWeight& weight) {
 }
 
 KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact) {
-  return [&artifact](const std::string& path) { return artifact.file_path(path); };
+  return [&artifact](const std::string& path) {
+    // The path first, then the bytes checked: a device loading by path reads what was checked
+    // unless the file is replaced in between, as with any local file.
+    std::optional<std::string> local_path = artifact.local_file_path(path);
+    return KernelFile{artifact.file_bytes(path), std::move(local_path)};
+  };
 }
 
 }  // namespace websd::runtime

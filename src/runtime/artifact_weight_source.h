@@ -1,7 +1,8 @@
 // The runtime's view of an artifact's weights and kernel files: a WeightSource that reads each
 // launch weight's verified bytes from the artifact's shards (in place: a mapped or decrypted shard
-// lives as long as the artifact), and the resolver that gives a device the verified local path of
-// a kernel file. Borrow the artifact, which must outlive every executor bound through them.
+// lives as long as the artifact), and the resolver that gives a device a kernel file's verified
+// bytes and, where the artifact's source has one, its local path. Borrow the artifact, which must outlive every
+// executor bound through them.
 #pragma once
 
 #include "artifact/artifact.h"
@@ -20,7 +21,7 @@ class ArtifactWeightSource final : public WeightSource {
   const artifact::Artifact& artifact_;
 };
 
-// Artifact::file_path: checks the file's size and SHA-256 against the manifest first.
+// Artifact::file_bytes (size and SHA-256 checked against the manifest) and local_file_path.
 KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact);
 
 }  // namespace websd::runtime

@@ -3,16 +3,25 @@
 // wait, and per-launch timing. runtime::Executor (executor.h) runs any function's launch list on
 // any Device; targets live in their own folders (the CPU's: src/targets/cpu/runtime/cpu_device.h).
 //
-// Ordering: upload, copy and submit are executed in the order they are called; download enqueues a
-// copy whose host bytes are valid only after wait(), so a device that reads back asynchronously
-// (WebGPU's mapAsync) can implement it without blocking. Errors are websd::Error naming the device.
-// A Device and its buffers/programs are used from one thread at a time.
+// Ordering and completion: upload, download, copy and submit are executed in the order they are
+// called, and may complete later; download's host bytes are valid only once the device has
+// finished (wait() returned, or poll() returned true), so a device that reads back asynchronously
+// (WebGPU's mapAsync) implements it without blocking. Who waits chooses how: wait() blocks (the
+// CLI); poll() never blocks, so a caller that must not block (wasm in a browser, which awaits the
+// GPU in JavaScript between its calls into the runtime) polls between awaits and calls wait() only
+// once poll() said true. What a call reads from the host it has read when it returns (upload's
+// source, import_weight's bytes: reuse them at once); what it writes to the host (download's
+// destination) must stay valid until the device has finished. A program and the buffers it is
+// bound to stay alive while submits of it are pending (the Executor's owner waits before dropping
+// it). Errors are websd::Error naming the device. A Device and its buffers/programs are used from
+// one thread at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,9 +70,18 @@ class DeviceProgram {
   virtual ~DeviceProgram() = default;
 };
 
-// Maps a kernel table's `file` (an artifact path) to what the device loads it from: a verified
-// local path on native builds. Throws websd::Error when the artifact has no such file.
-using KernelFileResolver = std::function<std::string(const std::string& artifact_path)>;
+// A kernel file the artifact carries, as a device loads it: its bytes, checked against the
+// manifest, which every device can use (WGSL text, PTX); and its path on this machine where the
+// artifact's source has one (a local folder), for a device that can only load a file by name (the
+// CPU's dlopen of its kernel library). In a browser there is no path.
+struct KernelFile {
+  std::vector<std::byte> bytes;
+  std::optional<std::string> local_path;
+};
+
+// Maps a kernel table's `file` (an artifact path) to that file. Throws websd::Error when the
+// artifact has no such file or it fails its checks.
+using KernelFileResolver = std::function<KernelFile(const std::string& artifact_path)>;
 
 // Seconds per launch of one submit, filled by wait().
 struct LaunchTimes {
@@ -84,16 +102,21 @@ class Device {
   // Throws websd::Error naming the size when the device cannot allocate it.
   virtual BufferPtr allocate(std::uint64_t bytes) = 0;
   // A buffer holding `weight` as this device's kernels read it: the bytes converted to the device's
-  // storage dtype, or adopted in place (no copy) where the device can address host memory.
+  // storage dtype, or adopted in place (no copy, data.owner kept) where the device can address host
+  // memory. Otherwise the bytes have been read when it returns (a weight source may drop them):
+  // weights stream through without waiting, their upload is enqueued work.
   virtual BufferPtr import_weight(const LaunchWeight& weight, const WeightBytes& data) = 0;
+  // Enqueues a write of `from` into `to`; `from` has been read when it returns.
   virtual void upload(const BufferRange& to, std::span<const std::byte> from) = 0;
-  // Enqueues a read of `from` into `to` (to.size() == from.bytes); valid after wait().
+  // Enqueues a read of `from` into `to` (to.size() == from.bytes), filled once the device has
+  // finished (see above); `to` must stay valid until then.
   virtual void download(const BufferRange& from, std::span<std::byte> to) = 0;
   virtual void copy(const BufferRange& from, const BufferRange& to) = 0;
 
   // Checks that the device runs every kernel of `list` (built-ins by entry name, file kernels
   // through `files`) and prepares them. Throws websd::Error("artifact") naming the function and
-  // the first kernel it cannot run.
+  // the first kernel it cannot run. A device may finish compiling its pipelines in the background:
+  // they count as enqueued work (poll(), wait()), and submits queue behind them.
   virtual std::unique_ptr<DeviceProgram> prepare(const LaunchList& list, const KernelFileResolver& files) = 0;
   // Fixes where each value lives (values[v] for value v) for every later submit: devices record
   // bind groups or graphs once, as fixed addresses allow.
@@ -102,8 +125,18 @@ class Device {
   // `progress`, a device that runs the launches as it submits them reports each one done (a device
   // that only enqueues may report nothing).
   virtual void submit(DeviceProgram& program, LaunchTimes* times, const LaunchProgress* progress) = 0;
-  // Returns when everything enqueued has finished.
+  // Returns when everything enqueued has finished. A device that cannot block (WebGPU under
+  // WebAssembly) throws websd::Error instead while work is pending: its callers poll() first.
   virtual void wait() = 0;
+  // Whether everything enqueued has finished (downloads filled), without blocking; after true,
+  // wait() returns at once. Devices whose work completes in the background report it; one that
+  // completes work only when driven (tests' deferring device) advances it here.
+  virtual bool poll() = 0;
+
+  // Gives back memory the device keeps beyond its live buffers (the CPU's: convolution plans and
+  // their scratch, freed heap pages), for a backend that has just dropped a network's executors.
+  // Later work, queued or not, rebuilds what it needs.
+  virtual void trim() {}
 };
 
 // The launch's operands, for profiles: "<kernel entry> <shapes of reads> -> <shapes of writes>".

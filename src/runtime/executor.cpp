@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "runtime/edge_values.h"
 
 namespace websd::runtime {
 namespace {
@@ -21,14 +22,13 @@ std::uint64_t value_bytes(const TensorType& type) {
   return static_cast<std::uint64_t>(type.numel()) * dtype_size(type.dtype);
 }
 
-Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& files)
-    : device_(device), list_(std::move(list)) {
-  const DeviceLimits& limits = device_.limits();
-  const std::string where = list_.symbol + " on " + device_.name();
+void check_fits_device(const LaunchList& list, const Device& device) {
+  const DeviceLimits& limits = device.limits();
+  const std::string where = list.symbol + " on " + device.name();
   // The reader bounds-checks every value by its declared dtype; a device that stored a dtype in
   // another width (the CPU keeps floats as f32) would then write past an arena. Refuse them here.
-  for (std::size_t v = 0; v < list_.values.size(); ++v) {
-    const TensorType& type = list_.values[v].type;
+  for (std::size_t v = 0; v < list.values.size(); ++v) {
+    const TensorType& type = list.values[v].type;
     if (std::find(limits.value_dtypes.begin(), limits.value_dtypes.end(), type.dtype) == limits.value_dtypes.end()) {
       std::string stored;
       for (const DType dtype : limits.value_dtypes) (stored += stored.empty() ? "" : ", ") += dtype_lower_name(dtype);
@@ -42,18 +42,23 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
                                   std::to_string(limits.max_binding_bytes) + " (rebuild for a smaller size)");
     }
   }
-  if (static_cast<std::uint64_t>(list_.memory.alignment) % limits.offset_alignment != 0) {
-    throw Error("artifact", where + ": the list's arenas are aligned to " + std::to_string(list_.memory.alignment) +
+  if (static_cast<std::uint64_t>(list.memory.alignment) % limits.offset_alignment != 0) {
+    throw Error("artifact", where + ": the list's arenas are aligned to " + std::to_string(list.memory.alignment) +
                                 " bytes; this device binds at multiples of " + std::to_string(limits.offset_alignment) +
                                 " (built for another target?)");
   }
-  for (std::size_t a = 0; a < list_.memory.arenas.size(); ++a) {
-    if (static_cast<std::uint64_t>(list_.memory.arenas[a]) > limits.max_buffer_bytes) {
-      throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list_.memory.arenas[a]) +
+  for (std::size_t a = 0; a < list.memory.arenas.size(); ++a) {
+    if (static_cast<std::uint64_t>(list.memory.arenas[a]) > limits.max_buffer_bytes) {
+      throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list.memory.arenas[a]) +
                                   " bytes exceeds this device's largest buffer of " +
                                   std::to_string(limits.max_buffer_bytes) + " (built for another target?)");
     }
   }
+}
+
+Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& files)
+    : device_(device), list_(std::move(list)) {
+  check_fits_device(list_, device_);
   program_ = device_.prepare(list_, files);
   for (const auto id : list_.inputs) input_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
   for (const auto id : list_.outputs) output_slots_.push_back(device_.allocate(slot_bytes(list_.values[id].type)));
@@ -104,24 +109,34 @@ void Executor::check_input_index(std::size_t i) const {
 void Executor::set_input(std::size_t i, const HostTensor& tensor) {
   check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
-  const TensorType given{DType::kF32, tensor.shape};
-  if (expected != given || tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
+  if (!floats_fit(expected.dtype) || expected.shape != tensor.shape ||
+      tensor.data.size() != static_cast<std::size_t>(tensor.numel())) {
     throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
-                               ", got " + given.to_string());
+                               ", got " + TensorType{DType::kF32, tensor.shape}.to_string());
   }
-  device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+  if (expected.dtype == DType::kF32) {
+    device_.upload(input_slot(i), as_bytes_of(tensor.data.data(), value_bytes(expected)));
+  } else {  // converted at the edge; the upload has read the staging bytes when it returns
+    floats_to(tensor.data, expected.dtype, staging_);
+    device_.upload(input_slot(i), staging_);
+  }
   input_sources_[i].reset();
 }
 
 void Executor::set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape) {
   check_input_index(i);
   const TensorType& expected = list_.values[list_.inputs[i]].type;
-  const TensorType given{DType::kI64, shape};
-  if (expected != given || values.size() != static_cast<std::size_t>(shape_numel(shape))) {
+  if (!ids_fit(expected.dtype) || expected.shape != shape ||
+      values.size() != static_cast<std::size_t>(shape_numel(shape))) {
     throw Error("runtime", list_.symbol + ": input '" + list_.input_names[i] + "' must be " + expected.to_string() +
-                               ", got " + given.to_string());
+                               ", got " + TensorType{DType::kI64, shape}.to_string());
   }
-  device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+  if (expected.dtype == DType::kI64) {
+    device_.upload(input_slot(i), as_bytes_of(values.data(), value_bytes(expected)));
+  } else {
+    ids_to(values, expected.dtype, staging_);
+    device_.upload(input_slot(i), staging_);
+  }
   input_sources_[i].reset();
 }
 
@@ -139,13 +154,13 @@ void Executor::set_input(std::size_t i, const BufferPtr& source) {
   input_sources_[i] = source;
 }
 
-BufferPtr Executor::copy_output(std::size_t i) {
+BufferPtr Executor::copy_output(std::size_t i, BufferCache& buffers) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
   }
   const BufferRange slot = output_slot(i);
-  BufferPtr copy = device_.allocate(slot.bytes);
+  BufferPtr copy = buffers.acquire(slot.bytes);
   device_.copy(slot, {copy.get(), 0, slot.bytes});
   return copy;
 }
@@ -213,6 +228,7 @@ void Executor::submit() {
 
 void Executor::wait() {
   device_.wait();
+  finish_downloads();
   if (!timed_submit_ || profile_ == nullptr) return;
   timed_submit_ = false;
   if (profile_keys_.empty()) {
@@ -226,18 +242,45 @@ void Executor::wait() {
   }
 }
 
-HostTensor Executor::read_output(std::size_t i) {
+bool Executor::poll() {
+  if (!device_.poll()) return false;
+  finish_downloads();
+  return true;
+}
+
+void Executor::finish_downloads() {
+  for (PendingDownload& pending : downloads_) {
+    convert_to_f32(pending.bytes.data(), pending.dtype, pending.into->data.size(), pending.into->data.data());
+  }
+  downloads_.clear();
+}
+
+void Executor::download_output(std::size_t i, HostTensor& into) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
   }
   const TensorType& type = list_.values[list_.outputs[i]].type;
-  if (type.dtype != DType::kF32) {
+  if (!floats_fit(type.dtype)) {
     throw Error("runtime",
-                list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float32 tensor");
+                list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float tensor");
   }
-  HostTensor tensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
-  device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(tensor.data)));
+  into = HostTensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
+  if (type.dtype == DType::kF32) {
+    device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(into.data)));
+    return;
+  }
+  // 16-bit floats land in staging bytes, widened into `into` once the device has finished.
+  PendingDownload& pending = downloads_.emplace_back();
+  pending.bytes.resize(value_bytes(type));
+  pending.dtype = type.dtype;
+  pending.into = &into;
+  device_.download(output_slot(i), pending.bytes);
+}
+
+HostTensor Executor::read_output(std::size_t i) {
+  HostTensor tensor;
+  download_output(i, tensor);
   wait();
   return tensor;
 }

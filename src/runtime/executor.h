@@ -10,7 +10,7 @@
 //   executor.bind_weights(source);
 //   executor.set_input(0, latents);
 //   executor.submit();
-//   HostTensor out = executor.read_output(0);  // download + wait
+//   HostTensor out = executor.read_output(0);  // download + wait (or download_output, poll, wait)
 //
 // Ownership: borrows the device (which must outlive it), owns list, program, arenas and slots.
 // Not thread-safe: one submit at a time.
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/host_tensor.h"
+#include "runtime/buffer_cache.h"
 #include "runtime/device.h"
 #include "runtime/launch_list.h"
 #include "runtime/op_profile.h"
@@ -40,9 +41,9 @@ class WeightSource {
 
 class Executor {
  public:
-  // Throws websd::Error("artifact") for a value dtype the device does not store natively, an arena
-  // larger than the device's largest buffer, a value larger than its largest binding, or a kernel
-  // the device cannot run (see Device::prepare).
+  // Throws websd::Error("artifact") for a list that does not fit the device (check_fits_device: a
+  // value dtype it does not store, an arena larger than its largest buffer, a value larger than its
+  // largest binding) or a kernel it cannot run (see Device::prepare).
   Executor(Device& device, LaunchList list, const KernelFileResolver& files = {});
   ~Executor();
   Executor(const Executor&) = delete;
@@ -60,7 +61,10 @@ class Executor {
   // Fixed for the executor's life: input i and output i live in these ranges.
   BufferRange input_slot(std::size_t i) const;
   BufferRange output_slot(std::size_t i) const;
-  // Uploads into input slot i after checking type (or byte count) against the list.
+  // Uploads into input slot i after checking the shape against the list: float32 values into a
+  // float input (converted at the edge when the slot is f16 or bf16), int64 ids into an integer
+  // input (narrowed, range checked, when the slot is i32: devices without i64, such as WGSL's).
+  // The host values may be reused at once (the upload has read them).
   void set_input(std::size_t i, const HostTensor& tensor);
   void set_input(std::size_t i, std::span<const std::int64_t> values, const Shape& shape);
   // Copies device buffer `source` (exactly input i's bytes, as the list lays them out) into input
@@ -71,13 +75,22 @@ class Executor {
 
   // Enqueues the function on what the input slots hold; its outputs land in the output slots.
   void submit();
-  // Waits for the device, and adds the launches' times to the profile when one is attached.
+  // Waits for the device, completes the downloads (widening 16-bit outputs), and adds the
+  // launches' times to the profile when one is attached.
   void wait();
-  // Downloads output i (a float value) and waits.
+  // Whether the device has finished everything enqueued (Device::poll), completing the downloads
+  // when it has; then wait() does not block.
+  bool poll();
+  // Enqueues the download of output i (a float value: f32, or f16/bf16 widened to float32 at the
+  // edge) into `into` (reshaped to its type), filled once the device has finished and this
+  // executor's wait() or poll() has seen it; `into` must stay valid and untouched until then.
+  void download_output(std::size_t i, HostTensor& into);
+  // download_output, then wait().
   HostTensor read_output(std::size_t i);
-  // A new device buffer holding output i of the last submit, copied on the device: the caller's
-  // to keep after later submits overwrite the slot.
-  BufferPtr copy_output(std::size_t i);
+  // A device buffer from `buffers` holding output i of the last submit, copied on the device: the
+  // caller's to keep after later submits overwrite the slot (from a cache, so that a step that
+  // drops the previous step's output allocates nothing).
+  BufferPtr copy_output(std::size_t i, BufferCache& buffers);
 
   // Frees the arenas (the next submit allocates them again).
   void release_arena();
@@ -92,6 +105,14 @@ class Executor {
  private:
   void bind_values();
   void check_input_index(std::size_t i) const;
+  void finish_downloads();
+
+  // A download of a 16-bit output: its bytes as the device stores them, widened into `into`.
+  struct PendingDownload {
+    std::vector<std::byte> bytes;
+    DType dtype = DType::kF16;
+    HostTensor* into = nullptr;
+  };
 
   Device& device_;
   LaunchList list_;
@@ -100,6 +121,8 @@ class Executor {
   std::vector<BufferPtr> arenas_;
   std::vector<BufferPtr> input_slots_, output_slots_;
   std::vector<std::weak_ptr<DeviceBuffer>> input_sources_;  // the device buffer each slot was copied from
+  std::vector<std::byte> staging_;                          // an input converted at the edge
+  std::vector<PendingDownload> downloads_;
   bool bound_ = false;
   OpProfile* profile_ = nullptr;
   const LaunchProgress* launch_progress_ = nullptr;
@@ -108,6 +131,13 @@ class Executor {
   std::vector<std::string> profile_keys_;  // parallel to list_.launches, made when first profiled
   std::vector<double> launch_flops_;
 };
+
+// The checks an Executor makes of `list` before it prepares it: every value's dtype one the device
+// stores (DeviceLimits::value_dtypes), every value within one binding, the arenas' alignment a
+// multiple of the device's and each arena within its largest buffer. Throws websd::Error("artifact")
+// naming the function, the device and the first problem. A backend runs it on every list when it
+// opens an artifact, so a list the device cannot run fails before any network has run.
+void check_fits_device(const LaunchList& list, const Device& device);
 
 // Fills every input slot of `executor` with deterministic values: floats 0.01 * (i % 197) - 0.9,
 // integers i % 256 (byte-level token ids, which every CLIP vocabulary has). For `websd profile`,

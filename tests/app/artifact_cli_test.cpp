@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/artifact_file_edits.h"
 #include "io/safetensors_reader.h"
 #include "support/binary_cache.h"
 #include "support/file_lock.h"
@@ -47,15 +48,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   for (std::string line; std::getline(stream, line);) lines.push_back(line);
   return lines;
 }
-
-std::string read_text(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string describe(const CommandResult& result) {
   return "exit " + std::to_string(result.exit_code) + "\nstdout:\n" + result.out + "\nstderr:\n" + result.err;
@@ -285,6 +277,31 @@ TEST(GenerateCommand, ASizeTheArtifactWasNotBuiltForAsksForARebuildAndLeavesTheO
                           [](const std::string& l) { return l.find("error") != std::string::npos; }),
             1);
   EXPECT_EQ(read_text(dir + "/a.png"), "an older image");
+}
+
+// An artifact whose guided UNet step keeps its values in f16 (as one built for an f16 device
+// would), on the CPU device, which stores floats as f32: generate refuses it when it opens the
+// artifact, before the text encoder runs (no progress line, nothing written), as inspect --verify does.
+TEST(GenerateCommand, AFunctionWithValuesTheDeviceDoesNotStoreIsRefusedAtOpen) {
+  const std::string dir = make_temp_dir("gen-f16");
+  const std::string artifact = dir + "/f16.art";
+  fs::copy(plain_artifact(), artifact, fs::copy_options::recursive);
+  edit_manifest(artifact, [](nlohmann::json& manifest) {
+    nlohmann::json& list = manifest.at("sections").at("launch_lists").at("unet_cfg");
+    for (const char* part : {"values", "weights"}) {
+      for (auto& entry : list.at(part)) {
+        if (entry.at("dtype") == "f32") entry["dtype"] = "f16";
+      }
+    }
+  });
+  const std::string refusal = "unet_cfg on cpu: value 0 is f16; this device stores only f32, i64 values";
+  expect_one_error_line(
+      run_websd({"generate", "--artifact", artifact, "--prompt", "x", "--steps", "2", "--out", dir + "/a.png"}),
+      {refusal});
+  EXPECT_FALSE(fs::exists(dir + "/a.png"));
+  const CommandResult verify = run_websd({"inspect", artifact, "--verify"});
+  EXPECT_EQ(verify.exit_code, 1) << describe(verify);
+  EXPECT_NE(verify.err.find(refusal), std::string::npos) << describe(verify);
 }
 
 TEST(ProfileCommand, JsonRowsAndTheTimeBetweenLaunchesAddUpToTheWallTime) {

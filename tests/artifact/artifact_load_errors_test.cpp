@@ -69,6 +69,12 @@ TEST(ArtifactLoadErrors, WrongTarget) {
   const std::string dir = sample_dir("artifact-target");
   expect_open_error(dir, "wrong target: the artifact is built for 'cpu', this runtime runs 'webgpu'",
                     test::open_options("webgpu"));
+  // A runtime with several devices (its registry's targets) names them all.
+  expect_open_error(dir,
+                    "wrong target: the artifact is built for 'cpu', this runtime runs 'cuda' or 'webgpu' (build one "
+                    "with 'websd build --target cuda')",
+                    ArtifactOpenOptions::for_targets({"cuda", "webgpu"}));
+  EXPECT_NO_THROW(Artifact::open(dir, ArtifactOpenOptions::for_targets({"webgpu", "cpu"})));
 }
 
 TEST(ArtifactLoadErrors, MissingShard) {

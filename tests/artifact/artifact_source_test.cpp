@@ -13,6 +13,7 @@
 #include "artifact_file_edits.h"
 #include "fetched_source.h"
 #include "fixture_artifact.h"
+#include "runtime/artifact_weight_source.h"
 #include "support/fixtures.h"
 
 namespace websd::artifact {
@@ -58,11 +59,24 @@ TEST(ArtifactSource, ListedFilesAreBytesAndHaveNoLocalPath) {
   const std::vector<std::byte> config = fetched.file_bytes("model/scheduler/scheduler_config.json");
   const std::string text = test::read_text(dir + "/model/scheduler/scheduler_config.json");
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(config.data()), config.size()), text);
-  const std::string message = test::error_of([&] { fetched.file_path("kernels/cpu_kernels.so"); });
-  EXPECT_NE(message.find("fetched:" + dir + ": file kernels/cpu_kernels.so has no path on this machine"),
-            std::string::npos)
-      << message;
-  EXPECT_EQ(Artifact::open(dir).file_path("kernels/cpu_kernels.so"), dir + "/kernels/cpu_kernels.so");
+  EXPECT_EQ(fetched.local_file_path("kernels/cpu_kernels.so"), std::nullopt);
+  EXPECT_EQ(Artifact::open(dir).local_file_path("kernels/cpu_kernels.so"), dir + "/kernels/cpu_kernels.so");
+  const std::string message = test::error_of([&] { fetched.local_file_path("kernels/other.so"); });
+  EXPECT_NE(message.find("fetched:" + dir + ": lists no file kernels/other.so"), std::string::npos) << message;
+}
+
+// What a device gets of a kernel file: the checked bytes always (WGSL is compiled from them), the
+// path only from a local folder.
+TEST(ArtifactSource, KernelFilesReachDevicesAsBytesAndALocalPathWhenThereIsOne) {
+  const std::string dir = test::fixture_cpu_artifact();
+  const Artifact fetched = open_fetched(dir, std::make_shared<FetchedSource::Reads>());
+  const runtime::KernelFile from_fetch = runtime::artifact_kernel_files(fetched)("kernels/cpu_kernels.so");
+  EXPECT_EQ(from_fetch.bytes, FolderSource(dir).read("kernels/cpu_kernels.so"));
+  EXPECT_FALSE(from_fetch.local_path.has_value());
+  const Artifact local = Artifact::open(dir);
+  const runtime::KernelFile from_folder = runtime::artifact_kernel_files(local)("kernels/cpu_kernels.so");
+  EXPECT_EQ(from_folder.bytes, from_fetch.bytes);
+  EXPECT_EQ(from_folder.local_path, dir + "/kernels/cpu_kernels.so");
 }
 
 TEST(ArtifactSource, ErrorsNameTheFileInTheSource) {

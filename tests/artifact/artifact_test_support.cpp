@@ -44,7 +44,7 @@ void write_sample_artifact(const std::string& dir, std::optional<artifact::Artif
 
 artifact::ArtifactOpenOptions open_options(const std::string& target, const std::string& key_file) {
   artifact::ArtifactOpenOptions options;
-  options.expected_target = target;
+  if (!target.empty()) options.expected_targets = {target};
   if (!key_file.empty()) options.key_file = key_file;
   return options;
 }

@@ -7,19 +7,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
+#include "artifact/artifact.h"
 #include "artifact/artifact_seal.h"
+#include "artifact/fetched_source.h"
 #include "backend_test_support.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/host_calls.h"
+#include "runtime/artifact_weight_source.h"
+#include "runtime/launch_list.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
+#include "support/forwarding_device.h"
+#include "targets/device_registry.h"
 
 namespace websd {
 namespace {
@@ -189,6 +196,77 @@ TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
   }
   const std::string message = error_of([&] { backends::ArtifactBackend backend(dir); });
   EXPECT_NE(message.find("checksum mismatch in file kernels/cpu_kernels.so"), std::string::npos) << message;
+}
+
+// The cpu device, counting what the backend asks of it.
+class CountingDevice final : public test::ForwardingDevice {
+ public:
+  runtime::BufferPtr allocate(std::uint64_t bytes) override {
+    allocations += 1;
+    return ForwardingDevice::allocate(bytes);
+  }
+  void trim() override {
+    trims += 1;
+    ForwardingDevice::trim();
+  }
+  int allocations = 0;
+  int trims = 0;
+};
+
+TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
+  const HostTensor context = backend.encode_text(reference_ids(), 2);
+  EXPECT_GT(device.allocations, 0);  // the text encoder's slots and arena
+  EXPECT_EQ(device.trims, 0);
+  const HostTensor sample = test::reference_tensor("expected", "unet.sample");
+  const HostTensor prediction = call_unet(backend, sample, 981, context);
+  EXPECT_EQ(device.trims, 1);  // the text encoder dropped before the UNet ran
+  EXPECT_EQ(prediction.data, call_unet(test::tiny_artifact_backend(), sample, 981, context).data);
+}
+
+// Device tensors come from a cache (runtime::BufferCache): once the first step has made the
+// buffers a step needs (its input, its output, the function's arena), the next steps, which drop
+// the previous step's tensors, allocate nothing on the device.
+TEST(ArtifactBackend, ADenoisingStepAllocatesNothingAfterTheFirst) {
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
+  const HostTensor pair = test::reference_tensor("expected", "unet.sample");
+  HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
+                    std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
+  const DeviceTensor context = backend.upload(test::reference_tensor("expected", "unet.ctx"));
+  std::vector<int> allocations;
+  for (const int timestep : {900, 600, 300, 100}) {
+    sample = backend.download(backend.unet_guided(backend.upload(sample), timestep, context, 7.5)).wait();
+    allocations.push_back(device.allocations);
+  }
+  EXPECT_EQ(allocations[1], allocations[0]);
+  EXPECT_EQ(allocations[3], allocations[0]);
+}
+
+// The CPU device dlopens its kernel library by path: from a source without local files (as a
+// browser reads an artifact) it refuses the library by name, with what to do.
+TEST(ArtifactBackend, TheCpuKernelLibraryNeedsALocalFolder) {
+  const std::string dir = test::tiny_artifact_dir();
+  const artifact::Artifact fetched = artifact::Artifact::open(
+      std::make_unique<test::FetchedSource>(dir, std::make_shared<test::FetchedSource::Reads>()));
+  bool tried = false;
+  for (const auto& [symbol, json] : fetched.section("launch_lists")->items()) {
+    const runtime::LaunchList list = runtime::launch_list_from_json(json);
+    const bool has_file_kernel = std::any_of(list.kernels.begin(), list.kernels.end(),
+                                             [](const runtime::Kernel& kernel) { return kernel.source == "file"; });
+    if (!has_file_kernel) continue;
+    const std::string message =
+        error_of([&] { targets::open_device("cpu")->prepare(list, runtime::artifact_kernel_files(fetched)); });
+    EXPECT_NE(message.find("the cpu device loads kernel library 'kernels/cpu_kernels.so' from a local file, and "
+                           "this artifact is not in a local folder"),
+              std::string::npos)
+        << message;
+    tried = true;
+  }
+  EXPECT_TRUE(tried) << "no function of the artifact runs a generated kernel";
 }
 
 TEST(ArtifactBackend, RunsAFunctionByNameForTheProfiler) {

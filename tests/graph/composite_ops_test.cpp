@@ -42,7 +42,7 @@ TEST(CompositeOps, LowerToPrimitivesWithTheSameTypes) {
 TEST(CompositeOps, EveryOpHasASummary) {
   for (const OpDef* op : op_list()) {
     EXPECT_FALSE(op->summary.empty()) << op->name;
-    EXPECT_EQ(op->has_trait(kTraitComposite), static_cast<bool>(op->decompose)) << op->name;
+    EXPECT_EQ(op->has_trait(kTraitComposite), op_decomposition(op->name) != nullptr) << op->name;
   }
 }
 

@@ -77,7 +77,16 @@ TEST(GenerationSession, CallsOutOfOrderAreErrors) {
   GenerationSession session(backend, test::fixture_tokenizer(), test::small_request(2), *scheduler);
   EXPECT_NE(error_of([&] { session.start_image(0); }).find("start_image before prepare"), std::string::npos);
   EXPECT_NE(error_of([&] { session.step(); }).find("step before start_image"), std::string::npos);
-  session.prepare();
+  EXPECT_NE(error_of([&] { session.finish_prepare(); }).find("finish_prepare without a submitted part of prepare"),
+            std::string::npos);
+  EXPECT_TRUE(session.submit_prepare());
+  EXPECT_TRUE(session.ready());  // the fake computes on the host: nothing to await
+  EXPECT_NE(error_of([&] { session.submit_prepare(); }).find("submit_prepare while a part of the run is submitted"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { session.start_image(0); }).find("start_image while a part of the run is submitted"),
+            std::string::npos);
+  session.finish_prepare();
+  EXPECT_FALSE(session.submit_prepare()) << "txt2img is prepared after the prompt";
   EXPECT_NE(error_of([&] { session.start_image(1); }).find("image 1 is not one of the run's 1"), std::string::npos);
   session.start_image(0);
   session.step();
@@ -85,7 +94,7 @@ TEST(GenerationSession, CallsOutOfOrderAreErrors) {
             std::string::npos);
   EXPECT_NE(error_of([&] { session.finish_step(); }).find("finish_step without a submitted step"), std::string::npos);
   EXPECT_TRUE(session.submit_step());
-  EXPECT_NE(error_of([&] { session.submit_step(); }).find("submit_step while a step or decode is submitted"),
+  EXPECT_NE(error_of([&] { session.submit_step(); }).find("submit_step while a part of the run is submitted"),
             std::string::npos);
   session.finish_step();
   EXPECT_NE(error_of([&] { session.finish_decode(); }).find("finish_decode without a submitted decode"),

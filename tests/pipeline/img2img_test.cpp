@@ -109,7 +109,8 @@ TEST(Img2Img, ClampsLogvarAsDiffusersDoes) {
       return {mean, logvar};
     }
   } backend;
-  const LatentDistribution distribution = encode_init_image(backend, gradient_image(16, 8));
+  auto [mean, logvar] = backend.vae_encode(image_to_signed_tensor(gradient_image(16, 8)));
+  const LatentDistribution distribution = latent_distribution(mean, logvar, backend.info(), 8, 16);
   EXPECT_EQ(distribution.mean.shape, (Shape{1, 4, 1, 2}));
   EXPECT_EQ(distribution.logvar.data, std::vector<float>(8, 20.0f));
 }

@@ -19,7 +19,9 @@
 #include "graph/op_registry.h"
 #include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
+#include "support/deferred_device.h"
 #include "support/error_text.h"
+#include "support/forwarding_device.h"
 #include "support/launch_test_function.h"
 #include "targets/cpu/reference/cpu_executor.h"
 #include "targets/cpu/runtime/cpu_device.h"
@@ -134,9 +136,24 @@ TEST(LaunchLowering, BuiltinKernelsAreTabledOncePerBindingLayout) {
   EXPECT_EQ(list.memory.arenas.size(), 1u);
 }
 
-TEST(Executor, MatchesTheGraphExecutor) {
+// The tests that run a function, on the CPU device and on one that defers every operation until
+// it is waited for or polled (support/deferred_device.h): "valid once the device has finished"
+// holds on both, with identical results.
+class ExecutorOnEveryDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Device> make_device() const {
+    if (GetParam() == "deferred") return std::make_unique<websd::test::DeferredDevice>();
+    return std::make_unique<cpu::CpuDevice>();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Devices, ExecutorOnEveryDevice, ::testing::Values("cpu", "deferred"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST_P(ExecutorOnEveryDevice, MatchesTheGraphExecutor) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
@@ -152,12 +169,13 @@ TEST(Executor, MatchesTheGraphExecutor) {
 
 // A target whose buffers hold one value each (WebGPU binds 128 MiB at most): the plan spreads the
 // intermediates over several arenas and the results do not change.
-TEST(Executor, SeveralArenasGiveTheSameResults) {
+TEST_P(ExecutorOnEveryDevice, SeveralArenasGiveTheSameResults) {
   const auto f = websd::test::launch_test_function();
   const LaunchList list = lower(f.function, {64, 64});
   EXPECT_GT(list.memory.arenas.size(), 1u);
   for (const std::int64_t bytes : list.memory.arenas) EXPECT_LE(bytes, 64);
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, list);
   TestWeights weights;
   executor.bind_weights(weights);
@@ -167,9 +185,10 @@ TEST(Executor, SeveralArenasGiveTheSameResults) {
   EXPECT_NE(error.find("more than the target's largest buffer of 16 bytes"), std::string::npos) << error;
 }
 
-TEST(Executor, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
+TEST_P(ExecutorOnEveryDevice, SlotsStayWhereTheyAreAndOutputsOutliveTheNextRun) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
@@ -202,42 +221,45 @@ std::vector<float> downloaded(Device& device, const BufferPtr& buffer) {
 // Device tensors: inputs copied from device buffers, outputs copied out to buffers that later runs
 // leave alone, and no second copy from a buffer a slot holds already (its bytes are immutable by
 // contract; this test breaks the contract on purpose to see the copy skipped).
-TEST(Executor, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
+TEST_P(ExecutorOnEveryDevice, DeviceBuffersFeedInputsAndCopiedOutputsOutliveTheNextRun) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   TestWeights weights;
   executor.bind_weights(weights);
   const std::vector<float> expected_a = run(executor, kInputA)[0].data, expected_b = run(executor, kInputB)[0].data;
 
+  BufferCache outputs(device);
   const BufferPtr a = device_buffer(device, kInputA), b = device_buffer(device, kInputB);
   executor.set_input(0, a);
   executor.submit();
-  const BufferPtr out_a = executor.copy_output(0);
+  const BufferPtr out_a = executor.copy_output(0, outputs);
   executor.set_input(0, b);
   executor.submit();
-  const BufferPtr out_b = executor.copy_output(0);
+  const BufferPtr out_b = executor.copy_output(0, outputs);
   EXPECT_EQ(downloaded(device, out_a), expected_a);
   EXPECT_EQ(downloaded(device, out_b), expected_b);
 
   device.upload({b.get(), 0, b->bytes()}, std::as_bytes(std::span<const float>(kInputA)));
   executor.set_input(0, b);  // the slot holds b's bytes already: not copied again
   executor.submit();
-  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_b);
+  EXPECT_EQ(downloaded(device, executor.copy_output(0, outputs)), expected_b);
   executor.set_input(0, HostTensor(kInputShape, kInputB));  // a host upload replaces the slot's bytes
   executor.set_input(0, b);                                 // so b is copied again
   executor.submit();
-  EXPECT_EQ(downloaded(device, executor.copy_output(0)), expected_a);
+  EXPECT_EQ(downloaded(device, executor.copy_output(0, outputs)), expected_a);
 
   const std::string size = error_of([&] { executor.set_input(0, device.allocate(8)); });
   EXPECT_NE(size.find("input 'x' f32[2,3] takes 24 bytes, the device buffer given holds 8"), std::string::npos) << size;
-  const std::string output = error_of([&] { executor.copy_output(2); });
+  const std::string output = error_of([&] { executor.copy_output(2, outputs); });
   EXPECT_NE(output.find("small: has 2 outputs, not 3"), std::string::npos) << output;
 }
 
-TEST(Executor, RunsAgainAfterTheArenaIsReleased) {
+TEST_P(ExecutorOnEveryDevice, RunsAgainAfterTheArenaIsReleased) {
   const auto f = websd::test::launch_test_function();
-  cpu::CpuDevice device;
+  const std::unique_ptr<Device> owned = make_device();
+  Device& device = *owned;
   Executor executor(device, lower(f.function));
   EXPECT_GT(executor.arena_bytes(), 0);
   TestWeights weights;
@@ -250,6 +272,71 @@ TEST(Executor, RunsAgainAfterTheArenaIsReleased) {
   const auto again = run(executor, kInputA);
   EXPECT_EQ(again[0].data, before[0].data);
   EXPECT_EQ(again[1].data, before[1].data);
+}
+
+// A download is filled once the device has finished: on the deferring device a read before that
+// still holds what the caller put there, poll() runs the queued work one operation at a time, and
+// the values arrive with the last one.
+TEST(Executor, ADownloadReadBeforeTheDeviceFinishedIsNotFilledYet) {
+  const auto f = websd::test::launch_test_function();
+  websd::test::DeferredDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  executor.set_input(0, HostTensor(kInputShape, kInputA));
+  executor.submit();
+  HostTensor out;
+  executor.download_output(0, out);
+  std::fill(out.data.begin(), out.data.end(), -7.0f);  // what the caller sees until the device ran
+  EXPECT_EQ(device.pending(), 5u);                     // the upload, the submit, two output copies and the download
+  EXPECT_FALSE(executor.poll());
+  EXPECT_EQ(out.data, std::vector<float>(6, -7.0f)) << "filled before the device finished";
+  int polls = 1;
+  while (!executor.poll()) polls += 1;
+  EXPECT_GT(polls, 1);
+  executor.wait();  // returns at once now
+  expect_matches_graph_executor({out, executor.read_output(1)}, f.function, kInputA);
+}
+
+// A device that stores i32 and f16 values besides the CPU's (as WebGPU does: WGSL has no i64):
+// token ids are narrowed and float32 inputs converted when they are set, and a 16-bit output is
+// widened when it is read. The list has no launch: its output is its float input, so the edges
+// alone are tested.
+TEST(Executor, ConvertsIdsAndSixteenBitFloatsAtTheEdges) {
+  class NarrowDevice final : public websd::test::ForwardingDevice {
+   public:
+    NarrowDevice() : limits_(ForwardingDevice::limits()) {
+      limits_.value_dtypes.push_back(DType::kI32);
+      limits_.value_dtypes.push_back(DType::kF16);
+    }
+    const DeviceLimits& limits() const override { return limits_; }
+
+   private:
+    DeviceLimits limits_;
+  } device;
+  LaunchList list;
+  list.symbol = "edges";
+  list.values = {{{DType::kI32, {2, 3}}, Placement::kInput, 0}, {{DType::kF16, {2, 3}}, Placement::kInput, 1}};
+  list.input_names = {"ids", "x"};
+  list.inputs = {0, 1};
+  list.outputs = {1};
+  Executor executor(device, list);
+  const std::vector<std::int64_t> ids = {0, 1, 49406, 49407, -5, 7};
+  executor.set_input(0, ids, {2, 3});
+  executor.set_input(1, HostTensor({2, 3}, {0.5f, -2.0f, 1.0f / 3.0f, 65504.0f, 1e-8f, 3.0f}));
+  std::vector<std::int32_t> stored(6);
+  device.download(executor.input_slot(0), std::as_writable_bytes(std::span<std::int32_t>(stored)));
+  device.wait();
+  EXPECT_EQ(stored, (std::vector<std::int32_t>{0, 1, 49406, 49407, -5, 7}));
+  executor.submit();
+  const HostTensor out = executor.read_output(0);
+  EXPECT_EQ(out.shape, (Shape{2, 3}));
+  EXPECT_EQ(out.data, (std::vector<float>{0.5f, -2.0f, f16_to_f32(f32_to_f16(1.0f / 3.0f)), 65504.0f, 0.0f, 3.0f}));
+  const std::vector<std::int64_t> wide = {0, 1, 2, 3, std::int64_t{1} << 40, 5};
+  const std::string range = error_of([&] { executor.set_input(0, wide, {2, 3}); });
+  EXPECT_NE(range.find("id 1099511627776 at 4 does not fit in i32"), std::string::npos) << range;
+  const std::string kind = error_of([&] { executor.set_input(0, HostTensor({2, 3}, std::vector<float>(6))); });
+  EXPECT_NE(kind.find("edges: input 'ids' must be i32[2,3], got f32[2,3]"), std::string::npos) << kind;
 }
 
 TEST(Executor, WrongInputsAreErrors) {

@@ -29,7 +29,7 @@
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
-#include "targets/cpu/runtime/cpu_device.h"
+#include "targets/device_registry.h"
 
 namespace websd::app {
 namespace {
@@ -265,7 +265,7 @@ std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& a
   std::size_t files = 0;
   if (const nlohmann::json* listed = artifact.section(artifact::kFilesSection); listed != nullptr) {
     for (const auto& file : *listed) {  // its form was checked by Artifact::open
-      artifact.file_path(file.at("path").get<std::string>());
+      artifact.file_bytes(file.at("path").get<std::string>());
       ++files;
     }
   }
@@ -273,11 +273,11 @@ std::pair<std::size_t, std::size_t> verify_checksums(const artifact::Artifact& a
 }
 
 // What backends::ArtifactBackend's executor() does for `list` when generate first calls it, without
-// running it: the executor is made on the CPU device (every launch's kernel in this CPU target or
-// the verified kernel library, operand types and shapes checked) and every weight is bound
-// (present in the index, of the size the list wants, in this CPU's packing).
-void verify_executor(const artifact::Artifact& artifact, const runtime::LaunchList& list) {
-  cpu::CpuDevice device;
+// running it: the executor is made on the device registered for the artifact's target (on the CPU:
+// every launch's kernel in this CPU target or the verified kernel library, operand types and shapes
+// checked) and every weight is bound (present in the index, of the size the list wants, in this
+// CPU's packing).
+void verify_executor(const artifact::Artifact& artifact, runtime::Device& device, const runtime::LaunchList& list) {
   runtime::Executor executor(device, list, runtime::artifact_kernel_files(artifact));
   runtime::ArtifactWeightSource weights(artifact);
   executor.bind_weights(weights);
@@ -380,7 +380,8 @@ ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOp
   for (const auto& [symbol, json] : artifact.section("launch_lists")->items()) {  // present: the backend loaded
     lists.emplace(symbol, runtime::launch_list_from_json(json));
   }
-  for (const auto& [symbol, list] : lists) verify_executor(artifact, list);
+  const std::unique_ptr<runtime::Device> device = targets::open_device(artifact.target());
+  for (const auto& [symbol, list] : lists) verify_executor(artifact, *device, list);
   verify_signatures(artifact.dir(), lists, backend);
   verify_model_files(artifact.dir(), backend);
   return {{"shards_hashed", shards},

@@ -25,7 +25,7 @@
 #include "pipeline/generation_params.h"
 #include "pipeline/progress.h"
 #include "targets/cpu/codegen/cpu_target.h"
-#include "tuning/cpu_attention_tuner.h"
+#include "targets/cpu/tuning/cpu_attention_tuner.h"
 #include "tuning/cpu_device.h"
 
 namespace websd::app {

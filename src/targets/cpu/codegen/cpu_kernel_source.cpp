@@ -15,7 +15,7 @@
 namespace websd::codegen {
 namespace {
 
-using graph::FusedOpcode;
+using ops::FusedOpcode;
 
 constexpr std::int64_t kTile = 4096;       // elements of one row per work item
 constexpr std::int64_t kMinChunk = 16384;  // elements per thread at least
@@ -174,7 +174,7 @@ std::string expression(FusedOpcode opcode, const std::string& a, const std::stri
 }
 
 void check(const CpuKernelSpec& kernel) {
-  if (!graph::fused_kernel_name_valid(kernel.name)) {
+  if (!ops::fused_kernel_name_valid(kernel.name)) {
     throw Error("codegen", "kernel name '" + kernel.name +
                                "' is not a C identifier (use letters, digits and '_', not starting with a digit)");
   }
@@ -196,7 +196,7 @@ void check(const CpuKernelSpec& kernel) {
     }
   }
   int depth = 0;
-  for (const graph::FusedInstruction& instruction : kernel.program.code) {
+  for (const ops::FusedInstruction& instruction : kernel.program.code) {
     if (instruction.opcode == FusedOpcode::kInput &&
         (instruction.index < 0 || instruction.index >= static_cast<std::int32_t>(kernel.inputs.size()))) {
       fail(kernel,
@@ -207,7 +207,7 @@ void check(const CpuKernelSpec& kernel) {
       fail(kernel, "program reads constant " + std::to_string(instruction.index) + " of " +
                        std::to_string(kernel.program.constants.size()));
     }
-    const int arity = graph::fused_opcode_arity(instruction.opcode);
+    const int arity = ops::fused_opcode_arity(instruction.opcode);
     if (depth < arity) fail(kernel, "program underflows its stack");
     depth += 1 - arity;
   }
@@ -229,7 +229,7 @@ Statements program_statements(const CpuKernelSpec& kernel, const std::vector<boo
   std::vector<Entry> stack;
   int temporaries = 0;
   for (const auto& instruction : kernel.program.code) {
-    const int arity = graph::fused_opcode_arity(instruction.opcode);
+    const int arity = ops::fused_opcode_arity(instruction.opcode);
     if (instruction.opcode == FusedOpcode::kInput) {
       stack.push_back({std::string("v").append(std::to_string(instruction.index)), varying[instruction.index]});
       continue;
@@ -258,7 +258,7 @@ Statements program_statements(const CpuKernelSpec& kernel, const std::vector<boo
 
 // How a kernel's work is laid out: the loop nest, and rows x tiles as parallel work items.
 struct WorkLayout {
-  graph::FusedLoopNest nest;
+  ops::FusedLoopNest nest;
   std::int64_t inner = 0;      // elements per row
   std::int64_t tiles = 0;      // work items per row
   std::int64_t units = 0;      // work items in all (0 when the output is empty)
@@ -269,7 +269,7 @@ WorkLayout work_layout(const CpuKernelSpec& kernel) {
   std::vector<Shape> shapes;
   for (const auto& type : kernel.inputs) shapes.push_back(type.shape);
   WorkLayout layout;
-  layout.nest = graph::fused_loop_nest(shapes, kernel.output.shape);
+  layout.nest = ops::fused_loop_nest(shapes, kernel.output.shape);
   layout.inner = layout.nest.dims.back();
   layout.tiles = (layout.inner + kTile - 1) / kTile;
   const std::int64_t numel = kernel.output.numel();
@@ -280,7 +280,7 @@ WorkLayout work_layout(const CpuKernelSpec& kernel) {
 
 // Identical kernels (program, constants, shapes) share one body.
 std::string body_key(const CpuKernelSpec& kernel) {
-  std::string key = graph::fused_program_text(kernel.program.code) + "|";
+  std::string key = ops::fused_program_text(kernel.program.code) + "|";
   for (const float value : kernel.program.constants) key += float_literal(value) + ",";
   for (const auto& type : kernel.inputs) key += shape_to_string(type.shape);
   return key + "|" + shape_to_string(kernel.output.shape);
@@ -289,13 +289,13 @@ std::string body_key(const CpuKernelSpec& kernel) {
 // `range`(context, begin, end): work items [begin, end) of a non-empty kernel.
 void emit_range(std::ostringstream& out, const CpuKernelSpec& kernel, const WorkLayout& layout,
                 const std::string& range) {
-  const graph::FusedLoopNest& nest = layout.nest;
+  const ops::FusedLoopNest& nest = layout.nest;
   const std::size_t rank = nest.dims.size();
   std::set<std::int32_t> used;
   for (const auto& instruction : kernel.program.code) {
     if (instruction.opcode == FusedOpcode::kInput) used.insert(instruction.index);
   }
-  out << "\n// \"" << graph::fused_program_text(kernel.program.code) << "\" over (";
+  out << "\n// \"" << ops::fused_program_text(kernel.program.code) << "\" over (";
   for (std::size_t i = 0; i < kernel.inputs.size(); ++i) out << (i ? ", " : "") << kernel.inputs[i].to_string();
   out << ") -> " << kernel.output.to_string() << "\n";
   out << "static void " << range << "(void* context, int64_t begin, int64_t end) {\n";
@@ -364,7 +364,7 @@ std::vector<CpuKernelSpec> cpu_kernel_specs(const graph::Function& function) {
     if (node.op->name != "fused_elementwise") continue;
     CpuKernelSpec spec;
     spec.name = node.attrs.get_string("kernel", "fused_elementwise");
-    spec.program = graph::fused_program_from_attrs(node.attrs, node.inputs.size());
+    spec.program = ops::fused_program_from_attrs(node.attrs, node.inputs.size());
     for (const graph::ValueId id : node.inputs) spec.inputs.push_back(function.value(id).type);
     spec.output = function.value(node.outputs[0]).type;
     specs.push_back(std::move(spec));

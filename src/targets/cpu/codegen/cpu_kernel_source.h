@@ -21,15 +21,15 @@
 
 #include "core/tensor_type.h"
 #include "graph/function.h"
-#include "graph/fused_program.h"
 #include "graph/module.h"
+#include "ops/fused_program.h"
 
 namespace websd::codegen {
 
 // One kernel to generate: a fused_elementwise node's `kernel` name, program and operand types.
 struct CpuKernelSpec {
   std::string name;
-  graph::FusedProgram program;
+  ops::FusedProgram program;
   std::vector<TensorType> inputs;
   TensorType output;
 };

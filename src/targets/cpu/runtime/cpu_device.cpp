@@ -1,12 +1,14 @@
 #include "targets/cpu/runtime/cpu_device.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 
 #include "core/error.h"
-#include "graph/op_registry.h"
+#include "ops/op_registry.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
 #include "targets/cpu/runtime/onednn_conv.h"
@@ -65,9 +67,9 @@ std::vector<TensorType> types_of(const runtime::LaunchList& list, const std::vec
 void check_operand_types(const runtime::LaunchList& list, std::size_t index, const runtime::Launch& launch) {
   const runtime::Kernel& kernel = list.kernel_of(launch);
   const std::string where = launch_where(list, index, kernel);
-  const graph::OpDef* op = nullptr;
+  const ops::OpDef* op = nullptr;
   try {
-    op = &graph::op_lookup(kernel.entry);
+    op = &ops::op_lookup(kernel.entry);
   } catch (const Error&) {
     throw Error("artifact", where + ": no such op (built by a newer websd?)");
   }
@@ -188,9 +190,15 @@ std::unique_ptr<runtime::DeviceProgram> CpuDevice::prepare(const runtime::Launch
     if (kernel.source == "file") {
       if (!files)
         throw Error("artifact", where + " needs kernel file '" + kernel.file + "' but no artifact provides it");
-      const std::string path = files(kernel.file);
-      auto& library = libraries_[path];
-      if (!library) library = std::make_shared<const KernelLibrary>(KernelLibrary::open(path));
+      // dlopen loads by name: the library needs the artifact in a local folder.
+      const runtime::KernelFile file = files(kernel.file);
+      if (!file.local_path) {
+        throw Error("artifact", where + ": the cpu device loads kernel library '" + kernel.file +
+                                    "' from a local file, and this artifact is not in a local folder (copy it to "
+                                    "one and open that)");
+      }
+      auto& library = libraries_[*file.local_path];
+      if (!library) library = std::make_shared<const KernelLibrary>(KernelLibrary::open(*file.local_path));
       program->libraries.push_back(library);
       const LibraryKernel& entry = library->kernel(kernel.entry);
       for (const auto& binding : launch.bindings) {
@@ -268,6 +276,11 @@ void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* ti
     }
     if (progress != nullptr) (*progress)(l + 1, program.launch_fns.size());
   }
+}
+
+void CpuDevice::trim() {
+  conv_release_caches();
+  malloc_trim(0);
 }
 
 }  // namespace websd::cpu

@@ -39,13 +39,17 @@ class CpuDevice final : public runtime::Device {
   void submit(runtime::DeviceProgram& program, runtime::LaunchTimes* times,
               const runtime::LaunchProgress* progress) override;
   void wait() override {}
+  bool poll() override { return true; }  // every call completes before it returns
+  // Releases the cached convolution primitives and their scratch (onednn_conv.h) and returns the
+  // heap's free pages to the system (glibc keeps freed memory mapped otherwise).
+  void trim() override;
 
   // The host address of a range of one of this device's buffers.
   static std::byte* address(const runtime::BufferRange& range);
 
  private:
   runtime::DeviceLimits limits_;
-  std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by resolved path
+  std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by local path
 };
 
 }  // namespace websd::cpu

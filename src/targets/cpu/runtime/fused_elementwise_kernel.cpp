@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "graph/fused_program.h"
+#include "ops/fused_program.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/parallel.h"
 #include "targets/cpu/runtime/vector_math.h"
@@ -18,7 +18,7 @@
 namespace websd::cpu {
 namespace {
 
-using graph::FusedOpcode;
+using ops::FusedOpcode;
 
 constexpr std::int64_t kTile = 1024;
 constexpr std::int64_t kMinChunk = 16384;  // elements per thread at least
@@ -65,7 +65,7 @@ void unary(FusedOpcode opcode, const float* x, float* y, std::int64_t n) {
       quick_gelu_map(x, y, n);
       break;
     default:
-      throw Error("cpu", std::string("fused_elementwise: '") + graph::fused_opcode_name(opcode) + "' is not unary");
+      throw Error("cpu", std::string("fused_elementwise: '") + ops::fused_opcode_name(opcode) + "' is not unary");
   }
 }
 
@@ -99,19 +99,19 @@ void binary(FusedOpcode opcode, Operand a, Operand b, float* y, std::int64_t n) 
     case FusedOpcode::kMax:
       return binary_loop(a, b, y, n, [](float p, float q) { return std::max(p, q); });
     default:
-      throw Error("cpu", std::string("fused_elementwise: '") + graph::fused_opcode_name(opcode) + "' is not binary");
+      throw Error("cpu", std::string("fused_elementwise: '") + ops::fused_opcode_name(opcode) + "' is not binary");
   }
 }
 
 // Evaluates `program` for `n` output elements into `y`; input k's values start at inputs[k] and
 // vary along the tile when varying[k]. `scratch` holds max_depth tiles.
-void evaluate(const graph::FusedProgram& program, const std::vector<const float*>& inputs,
+void evaluate(const ops::FusedProgram& program, const std::vector<const float*>& inputs,
               const std::vector<bool>& varying, float* y, std::int64_t n, float* scratch, std::vector<Operand>& stack) {
   std::size_t depth = 0;
   for (std::size_t step = 0; step < program.code.size(); ++step) {
-    const graph::FusedInstruction& instruction = program.code[step];
+    const ops::FusedInstruction& instruction = program.code[step];
     const bool last = step + 1 == program.code.size();
-    switch (graph::fused_opcode_arity(instruction.opcode)) {
+    switch (ops::fused_opcode_arity(instruction.opcode)) {
       case 0:
         stack[depth++] = instruction.opcode == FusedOpcode::kInput
                              ? Operand{inputs[instruction.index], varying[instruction.index]}
@@ -146,11 +146,11 @@ void evaluate(const graph::FusedProgram& program, const std::vector<const float*
 }
 
 void fused_elementwise_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
-  const graph::FusedProgram program = graph::fused_program_from_attrs(attrs, in.size());
+  const ops::FusedProgram program = ops::fused_program_from_attrs(attrs, in.size());
   if (out.numel() == 0) return;
   std::vector<Shape> shapes;
   for (const CpuTensor* tensor : in) shapes.push_back(tensor->type.shape);
-  const graph::FusedLoopNest nest = graph::fused_loop_nest(shapes, out.type.shape);
+  const ops::FusedLoopNest nest = ops::fused_loop_nest(shapes, out.type.shape);
   const std::size_t rank = nest.dims.size();
   const std::int64_t inner = nest.dims.back();
   const std::int64_t tiles_per_row = (inner + kTile - 1) / kTile;

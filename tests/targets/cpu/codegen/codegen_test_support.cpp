@@ -9,9 +9,9 @@
 #include <cmath>
 #include <random>
 
-#include "targets/cpu/runtime/cpu_kernels.h"
-#include "graph/fused_program.h"
+#include "ops/fused_program.h"
 #include "support/fixtures.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 
 namespace websd::test {
 
@@ -20,7 +20,7 @@ codegen::CpuKernelSpec kernel_spec(const std::string& name, const std::string& p
                                    const Shape& output) {
   codegen::CpuKernelSpec spec;
   spec.name = name;
-  spec.program = graph::fused_program_parse(program, inputs.size(), constants.size());
+  spec.program = ops::fused_program_parse(program, inputs.size(), constants.size());
   for (const double value : constants) spec.program.constants.push_back(static_cast<float>(value));
   for (const Shape& shape : inputs) spec.inputs.push_back({DType::kF32, shape});
   spec.output = {DType::kF32, output};
@@ -29,7 +29,7 @@ codegen::CpuKernelSpec kernel_spec(const std::string& name, const std::string& p
 
 Attrs fused_attrs(const codegen::CpuKernelSpec& spec) {
   Attrs attrs;
-  attrs.set("program", graph::fused_program_text(spec.program.code));
+  attrs.set("program", ops::fused_program_text(spec.program.code));
   attrs.set("constants", std::vector<double>(spec.program.constants.begin(), spec.program.constants.end()));
   attrs.set("kernel", spec.name);
   return attrs;

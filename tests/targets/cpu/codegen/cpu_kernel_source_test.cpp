@@ -63,8 +63,8 @@ TEST(CpuKernelSource, IdenticalKernelsShareOneBody) {
   }
   EXPECT_EQ(bodies, 2u);
   kernels.back().program.constants.push_back(1.0f);  // a different kernel now, if only by a constant
-  kernels.back().program.code.push_back({graph::FusedOpcode::kConstant, 0});
-  kernels.back().program.code.push_back({graph::FusedOpcode::kMul, 0});
+  kernels.back().program.code.push_back({ops::FusedOpcode::kConstant, 0});
+  kernels.back().program.code.push_back({ops::FusedOpcode::kMul, 0});
   const std::string distinct = cpu_kernel_source(kernels);
   bodies = 0;
   for (std::size_t at = distinct.find("static void websd_range_"); at != std::string::npos;
@@ -114,7 +114,7 @@ TEST(CpuKernelSource, SpecsComeFromTheFusedNodesOfAFunction) {
   const auto specs = cpu_kernel_specs(passes::fuse_elementwise(function));
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].name, "unet_fused_elementwise_0");
-  EXPECT_EQ(graph::fused_program_text(specs[0].program.code), "in0 in1 add silu");
+  EXPECT_EQ(ops::fused_program_text(specs[0].program.code), "in0 in1 add silu");
   EXPECT_EQ(specs[0].inputs, (std::vector<TensorType>{{DType::kF32, {2, 4}}, {DType::kF32, {4}}}));
   EXPECT_EQ(specs[1].name, "unet_fused_elementwise_1");
   EXPECT_EQ(specs[1].program.constants, std::vector<float>{3.0f});

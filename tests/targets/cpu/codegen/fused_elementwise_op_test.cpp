@@ -4,10 +4,19 @@
 
 #include "core/error.h"
 #include "graph/function.h"
-#include "graph/fused_program.h"
+#include "ops/fused_program.h"
 
 namespace websd::graph {
 namespace {
+
+using ops::fused_loop_nest;
+using ops::fused_opcode_for_op;
+using ops::fused_program_parse;
+using ops::fused_program_text;
+using ops::FusedInstruction;
+using ops::FusedLoopNest;
+using ops::FusedOpcode;
+using ops::FusedProgram;
 
 Attrs fused(const std::string& program, std::vector<double> constants = {}, const std::string& kernel = "k0") {
   Attrs attrs{{"program", program}, {"kernel", kernel}};

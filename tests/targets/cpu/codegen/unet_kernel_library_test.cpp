@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "codegen_test_support.h"
-#include "targets/cpu/runtime/cpu_kernels.h"
-#include "targets/cpu/runtime/kernel_library.h"
 #include "models/graphs/sd_graphs.h"
 #include "models/unet_config.h"
 #include "passes/channels_last.h"
@@ -15,6 +13,8 @@
 #include "passes/lower_composites.h"
 #include "passes/verify.h"
 #include "support/fixtures.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
+#include "targets/cpu/runtime/kernel_library.h"
 
 namespace websd::test {
 namespace {
@@ -39,7 +39,7 @@ void expect_library_matches_interpreter(const graph::Function& fused, const std:
     cpu::CpuTensor actual = cpu::CpuTensor::allocate(spec.output);
     library.run(library.kernel(spec.name), operands, actual);
     expect_close(tensor_values(actual), tensor_values(expected), 1e-6,
-                 spec.name + " " + graph::fused_program_text(spec.program.code));
+                 spec.name + " " + ops::fused_program_text(spec.program.code));
   }
 }
 

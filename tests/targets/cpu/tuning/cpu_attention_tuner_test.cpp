@@ -1,5 +1,5 @@
 // The CPU attention tuner: which block sizes it times and what it records (no timing assertions).
-#include "tuning/cpu_attention_tuner.h"
+#include "targets/cpu/tuning/cpu_attention_tuner.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Ops that move or select data without arithmetic.
 #include <algorithm>
 
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 std::vector<TensorType> infer_upsample_nearest(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
                                                std::size_t height_axis) {
@@ -41,7 +41,7 @@ void register_shape_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "same elements, new shape (one -1 inferred)"});
+            "same elements, new shape (one -1 inferred)"});
 
   sink.add({"permute", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -58,7 +58,7 @@ void register_shape_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "out.shape[i] = in.shape[perm[i]] (torch.permute)"});
+            "out.shape[i] = in.shape[perm[i]] (torch.permute)"});
 
   sink.add({"slice", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -73,7 +73,7 @@ void register_shape_ops(OpSink& sink) {
               shape[axis] = end - start;
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "elements [start, end) along axis"});
+            "elements [start, end) along axis"});
 
   sink.add({"concat", 1, 64, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -89,13 +89,13 @@ void register_shape_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "joins inputs along axis"});
+            "joins inputs along axis"});
 
   sink.add({"upsample_nearest", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               return infer_upsample_nearest(in, attrs, "upsample_nearest", 2);
             },
-            nullptr, "nearest-neighbour upsampling of H and W by an integer scale"});
+            "nearest-neighbour upsampling of H and W by an integer scale"});
 
   // Constant padding; the VAE encoder's downsampler pads (right, bottom) by one before a stride-2 conv.
   sink.add({"pad", 1, 1, kTraitNone,
@@ -113,7 +113,7 @@ void register_shape_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "surrounds axis i with pads[2i] values before and pads[2i+1] after, all equal to 'value' (0)"});
+            "surrounds axis i with pads[2i] values before and pads[2i+1] after, all equal to 'value' (0)"});
 
   sink.add({"gather_rows", 2, 2, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs&) {
@@ -123,7 +123,7 @@ void register_shape_ops(OpSink& sink) {
               shape.push_back(in[0].shape[1]);
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "table[indices] (an embedding lookup); an index out of range is a run-time error"});
+            "table[indices] (an embedding lookup); an index out of range is a run-time error"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -2,10 +2,10 @@
 // postfix program (graph/fused_program.h) over N float inputs at every output element; its output
 // is the numpy broadcast of the inputs. The fuse_elementwise pass writes these nodes; codegen turns
 // each into a generated kernel named by attribute `kernel`.
-#include "graph/fused_program.h"
-#include "graph/ops/op_groups.h"
+#include "ops/fused_program.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 namespace {
 
 std::vector<TensorType> infer_fused_elementwise(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -30,9 +30,9 @@ std::vector<TensorType> infer_fused_elementwise(const std::vector<TensorType>& i
 }  // namespace
 
 void register_fused_ops(OpSink& sink) {
-  sink.add({"fused_elementwise", 1, kFusedMaxInputs, kTraitElementwise, infer_fused_elementwise, nullptr,
+  sink.add({"fused_elementwise", 1, kFusedMaxInputs, kTraitElementwise, infer_fused_elementwise,
             "evaluates the postfix attribute 'program' (with float 'constants') at every element of the "
             "broadcast of its inputs; attribute 'kernel' names the generated kernel"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -1,9 +1,9 @@
 // Registration entry points of the op groups; each group lives in its own file under ops/.
 #pragma once
 
-#include "graph/op_registry.h"
+#include "ops/op_registry.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 class OpSink {
  public:
@@ -33,4 +33,4 @@ std::vector<TensorType> infer_group_norm(const std::vector<TensorType>& in, cons
 std::vector<TensorType> infer_upsample_nearest(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,
                                                std::size_t height_axis);
 
-}  // namespace websd::graph
+}  // namespace websd::ops

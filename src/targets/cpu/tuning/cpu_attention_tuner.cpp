@@ -1,4 +1,4 @@
-#include "tuning/cpu_attention_tuner.h"
+#include "targets/cpu/tuning/cpu_attention_tuner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -70,7 +70,7 @@ AttentionTuneResult tune_cpu_attention(const AttentionWorkload& workload, const 
       {workload.q.dtype, {workload.q.shape[0], workload.q.shape[1], workload.q.shape[2], workload.v.shape[3]}});
   // The kernel's default (no attribute) first, then one attribute set per candidate.
   const Attrs base{{"scale", 1.0 / std::sqrt(static_cast<double>(workload.q.shape[3]))},
-                          {"causal", std::int64_t{workload.causal ? 1 : 0}}};
+                   {"causal", std::int64_t{workload.causal ? 1 : 0}}};
   std::vector<Attrs> attr_sets{base};
   for (const auto rows : candidates) attr_sets.push_back(Attrs(base).set(kBlockRowsParam, rows));
   const std::vector<double> times = median_ms(*kernel, inputs, attr_sets, output, options.runs);

@@ -24,7 +24,7 @@
 #include "core/attributes.h"
 #include "core/tensor_type.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 enum class FusedOpcode : std::uint8_t {
   kInput,
@@ -92,4 +92,4 @@ struct FusedLoopNest {
 };
 FusedLoopNest fused_loop_nest(const std::vector<Shape>& inputs, const Shape& output);
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   const std::size_t rank = std::max(a.size(), b.size());
@@ -48,7 +48,7 @@ void register_elementwise_ops(OpSink& sink) {
                 expect_float(in[0], "input");
                 return std::vector<TensorType>{in[0]};
               },
-              nullptr, summary});
+              summary});
   };
   unary("neg", "-x");
   unary("exp", "e^x");
@@ -69,7 +69,7 @@ void register_elementwise_ops(OpSink& sink) {
                 }
                 return std::vector<TensorType>{{in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape)}};
               },
-              nullptr, summary});
+              summary});
   };
   binary("add", "a+b with numpy broadcasting");
   binary("sub", "a-b with numpy broadcasting");
@@ -87,7 +87,7 @@ void register_elementwise_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{DType::kF32, shape}};
             },
-            nullptr, "the tensor given by attributes values (f32) and shape"});
+            "the tensor given by attributes values (f32) and shape"});
 
   sink.add({"clamp", 1, 1, kTraitElementwise,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -96,7 +96,7 @@ void register_elementwise_ops(OpSink& sink) {
                 op_type_error("'min' exceeds 'max'");
               return std::vector<TensorType>{in[0]};
             },
-            nullptr, "min(max(x, min), max)"});
+            "min(max(x, min), max)"});
 
   sink.add({"cast", 1, 1, kTraitElementwise,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -105,7 +105,7 @@ void register_elementwise_ops(OpSink& sink) {
               if (!dtype) op_type_error("attribute 'dtype' = \"" + name + "\" is not a dtype (F32, F16, BF16, ...)");
               return std::vector<TensorType>{{*dtype, in[0].shape}};
             },
-            nullptr, "converts to attribute dtype (round to nearest even)"});
+            "converts to attribute dtype (round to nearest even)"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -1,9 +1,9 @@
 // Reductions along axes.
 #include <algorithm>
 
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 void register_reduce_ops(OpSink& sink) {
   sink.add({"mean", 1, 1, kTraitNone,
@@ -22,7 +22,7 @@ void register_reduce_ops(OpSink& sink) {
               }
               return std::vector<TensorType>{{in[0].dtype, shape}};
             },
-            nullptr, "arithmetic mean over axes (keepdim default 1)"});
+            "arithmetic mean over axes (keepdim default 1)"});
 
   sink.add({"softmax", 1, 1, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -30,7 +30,7 @@ void register_reduce_ops(OpSink& sink) {
               normalize_axis(attrs.get_int("axis", -1, "softmax"), in[0].rank(), "axis");
               return std::vector<TensorType>{in[0]};
             },
-            nullptr, "exp(x - max) / sum along axis (default -1)"});
+            "exp(x - max) / sum along axis (default -1)"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -1,7 +1,7 @@
 // Matrix multiplication and 2-D convolution.
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 
 void register_linalg_ops(OpSink& sink) {
   sink.add({"matmul", 2, 2, kTraitNone,
@@ -24,7 +24,7 @@ void register_linalg_ops(OpSink& sink) {
               batch.push_back(n);
               return std::vector<TensorType>{{in[0].dtype, batch}};
             },
-            nullptr, "a @ b (or a @ b^T with transpose_b=1), batch dimensions broadcast"});
+            "a @ b (or a @ b^T with transpose_b=1), batch dimensions broadcast"});
 
   sink.add({"conv2d", 2, 3, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -48,7 +48,7 @@ void register_linalg_ops(OpSink& sink) {
               if (h < 1 || wd < 1) op_type_error("kernel larger than the padded input");
               return std::vector<TensorType>{{in[0].dtype, {x[0], w[0], h, wd}}};
             },
-            nullptr, "2-D cross-correlation, NCHW input, OIHW weight, optional bias; attrs stride, padding, groups"});
+            "2-D cross-correlation, NCHW input, OIHW weight, optional bias; attrs stride, padding, groups"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

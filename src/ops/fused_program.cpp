@@ -1,13 +1,13 @@
-#include "graph/fused_program.h"
+#include "ops/fused_program.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <sstream>
 
-#include "graph/op_registry.h"
+#include "ops/op_registry.h"
 
-namespace websd::graph {
+namespace websd::ops {
 namespace {
 
 struct OpcodeInfo {
@@ -203,4 +203,4 @@ FusedLoopNest fused_loop_nest(const std::vector<Shape>& inputs, const Shape& out
   return nest;
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -2,9 +2,9 @@
 // NCHW originals on targets whose kernels prefer that layout: convolution (with an optional fused
 // residual add), group norm (with an optional fused SiLU) and nearest upsampling. Weights keep
 // their checkpoint layout (conv weights OIHW); only activations are [N, H, W, C].
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 namespace {
 
 std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -34,7 +34,7 @@ std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, con
 }  // namespace
 
 void register_channels_last_ops(OpSink& sink) {
-  sink.add({"conv2d_nhwc", 3, 4, kTraitNone, infer_conv2d_nhwc, nullptr,
+  sink.add({"conv2d_nhwc", 3, 4, kTraitNone, infer_conv2d_nhwc,
             "conv2d on NHWC activations (OIHW weight, bias), plus the 4th input when given (residual add); "
             "attrs stride, padding"});
 
@@ -47,13 +47,13 @@ void register_channels_last_ops(OpSink& sink) {
               }
               return infer_group_norm(in, attrs, "group_norm_nhwc", 3);
             },
-            nullptr, "group_norm on NHWC activations, then the optional 'activation' (silu)"});
+            "group_norm on NHWC activations, then the optional 'activation' (silu)"});
 
   sink.add({"upsample_nearest_nhwc", 1, 1, kTraitShapeOnly,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {
               return infer_upsample_nearest(in, attrs, "upsample_nearest_nhwc", 1);
             },
-            nullptr, "nearest-neighbour upsampling of H and W of NHWC activations by an integer scale"});
+            "nearest-neighbour upsampling of H and W of NHWC activations by an integer scale"});
 }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

@@ -1,12 +1,12 @@
-#include "graph/op_registry.h"
+#include "ops/op_registry.h"
 
 #include <algorithm>
 #include <map>
 
 #include "core/error.h"
-#include "graph/ops/op_groups.h"
+#include "ops/op_groups.h"
 
-namespace websd::graph {
+namespace websd::ops {
 namespace {
 
 class Registry final : public OpSink {
@@ -52,4 +52,4 @@ std::vector<const OpDef*> op_list() {
 
 void op_type_error(const std::string& detail) { throw Error("graph", detail); }
 
-}  // namespace websd::graph
+}  // namespace websd::ops

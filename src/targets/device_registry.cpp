@@ -1,0 +1,37 @@
+#include "targets/device_registry.h"
+
+#include "core/error.h"
+#include "core/message_text.h"
+
+#if WEBSD_TARGET_CPU
+#include "targets/cpu/runtime/cpu_device.h"
+#endif
+
+namespace websd::targets {
+
+const std::vector<DeviceTarget>& device_targets() {
+  static const std::vector<DeviceTarget> targets = {
+#if WEBSD_TARGET_CPU
+    {"cpu", "this machine's CPU (oneDNN and generated kernels)", [] { return std::make_unique<cpu::CpuDevice>(); }},
+#endif
+  };
+  return targets;
+}
+
+std::vector<std::string> device_target_names() {
+  std::vector<std::string> names;
+  for (const DeviceTarget& target : device_targets()) names.push_back(target.name);
+  return names;
+}
+
+std::unique_ptr<runtime::Device> open_device(const std::string& target) {
+  std::string known;
+  for (const DeviceTarget& entry : device_targets()) {
+    if (entry.name == target) return entry.open();
+    known += (known.empty() ? "" : "; ") + entry.name + " (" + entry.summary + ")";
+  }
+  throw Error("artifact", "no device for target '" + message_safe(target) + "' in this websd; it runs " +
+                              (known.empty() ? std::string("no target (built without any)") : known));
+}
+
+}  // namespace websd::targets

@@ -1,0 +1,32 @@
+// The devices this build of websd runs artifacts on, by the target name an artifact's manifest
+// records: the run-side counterpart of the compiler's target registry (compiler/target_registry.h).
+// One list (device_registry.cpp), one entry per target folder built in (its CMake option); the
+// backends, `websd inspect --verify` and tests open a device through it, so none of them names a
+// target's device class. Read-only after start-up: thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+
+namespace websd::targets {
+
+struct DeviceTarget {
+  std::string name;     // as in an artifact's manifest and `websd build --target`
+  std::string summary;  // one line, for messages
+  std::function<std::unique_ptr<runtime::Device>()> open;
+};
+
+// Every target whose artifacts this build runs, in a fixed order.
+const std::vector<DeviceTarget>& device_targets();
+// Their names, in the same order (what Artifact::open is told to accept).
+std::vector<std::string> device_target_names();
+
+// A new device for artifacts of `target`. Throws websd::Error("artifact") naming the targets this
+// build runs when it runs none called `target`.
+std::unique_ptr<runtime::Device> open_device(const std::string& target);
+
+}  // namespace websd::targets
