@@ -1,0 +1,202 @@
+// conv2d_nhwc: out[n, oh, ow, o] = act(bias[o] + sum_{kh, kw, c} input[n, oh*S - P + kh, ow*S - P + kw, c]
+//   * weight[o, kh, kw, c]) + residual[n, oh, ow, o], zero outside the input (padding).
+// Implicit GEMM: rows m = (n * OH + oh) * OW + ow (M = N*OH*OW), columns o (O), depth
+// k = (kh * KW + kw) * C + c (K = KH*KW*C); both operands are read along k, contiguous in memory.
+// Weight layout [O, KH, KW, C]: weight[o * K + (kh * KW + kw) * C + c] = checkpoint OIHW
+//   w[o][c][kh][kw] (the compiler repacks it so; a 1x1 convolution's weight is then torch's [O, C]).
+// OH = (H + 2P - KH) / S + 1, OW likewise (SD: KH = KW in {1, 3}, S in {1, 2}, P in {0, 1}).
+//
+// Constants (prepended as `const NAME: TYPE = VALUE;`), defaults in brackets:
+//   BM: u32 [64]  BN: u32 [64]  output pixels / output channels per workgroup tile
+//   BK: u32 [16]  depth of one K step through workgroup memory
+//   TM: u32 [4]   TN: u32 [4]   outputs per thread; multiples of 4
+//   HAS_BIAS: bool [true]  HAS_RESIDUAL: bool [false]
+//   ACTIVATION: u32 [0]    0 none, 1 SiLU, 2 GELU (erf); after bias, before residual
+//   Same tiling rules as matmul: (BN/TN)*(BM/TM) <= 256 threads, loads divide among threads,
+//   workgroup memory 4*BK*(BM+BN+8) bytes <= 16384.
+// Bindings (@group(0)):
+//   0 input: read [N,H,W,C], 1 weight: read [O,KH,KW,C], 2 bias: read [O],
+//   3 residual: read [N,OH,OW,O], 4 out: read_write [N,OH,OW,O], 5 params: uniform Params.
+//   bias / residual are always bound; with their flag false bind any buffer not written here.
+// Params (4-byte fields, in order): N, H, W, C, OH, OW, O, KH, KW, stride, pad, M (= N*OH*OW),
+//   K (= KH*KW*C), tiles_m (= ceil(M / BM)).
+// Dispatch: x = ceil(O / BN); tiles_m folded into (y, z) as in matmul: tiles_m <= 65535: (tiles_m, 1),
+//   else z = ceil(tiles_m / 65535), y = ceil(tiles_m / z); tile = wg.y + wg.z * num_workgroups.y.
+
+struct Params {
+  N: u32, H: u32, W: u32, C: u32,
+  OH: u32, OW: u32, O: u32, KH: u32,
+  KW: u32, stride: u32, pad: u32, M: u32,
+  K: u32, tiles_m: u32,
+}
+
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read> residual: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<uniform> params: Params;
+
+const WGX: u32 = BN / TN;
+const WGY: u32 = BM / TM;
+const NT: u32 = WGX * WGY;
+const TM4: u32 = TM / 4u;
+const TN4: u32 = TN / 4u;
+const LA: u32 = BM * BK / NT;      // x elements each thread loads per K step
+const LB: u32 = BN * BK / NT;      // w elements each thread loads per K step
+const RSTEP: u32 = NT / BK;        // rows covered by one load round
+const AS4: u32 = BM / 4u + 1u;     // vec4s per k row of the x tile (one vec4 of padding)
+const BS4: u32 = BN / 4u + 1u;
+
+var<workgroup> As: array<vec4<f32>, BK * AS4>;   // As[k][m / 4][m % 4]
+var<workgroup> Bs: array<vec4<f32>, BK * BS4>;
+
+// erf to about 1e-7 absolute in f32 (N. Juffa's minimax erff, max error about 1 ulp).
+fn erf_f32(a: f32) -> f32 {
+  let t = abs(a);
+  let s = a * a;
+  if (t > 0.927734375) {
+    var r = fma(-1.72853470e-5, t, 3.83197126e-4);
+    let u = fma(-3.88396438e-3, t, 2.42546219e-2);
+    r = fma(r, s, u);
+    r = fma(r, t, -1.06777877e-1);
+    r = fma(r, t, -6.34846687e-1);
+    r = fma(r, t, -1.28717512e-1);
+    r = fma(r, t, -t);
+    r = 1.0 - exp(max(r, -88.0));
+    return select(r, -r, a < 0.0);
+  }
+  var r = -5.96761703e-4;
+  r = fma(r, s, 4.99119423e-3);
+  r = fma(r, s, -2.67681349e-2);
+  r = fma(r, s, 1.12819925e-1);
+  r = fma(r, s, -3.76125336e-1);
+  r = fma(r, s, 1.28379166e-1);
+  return fma(r, a, a);
+}
+
+fn activate(v: f32) -> f32 {
+  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
+  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
+  return v;
+}
+
+// One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
+struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
+
+fn row_of(m: u32) -> Row {
+  var row: Row;
+  row.valid = m < params.M;
+  let mm = min(m, params.M - 1u);
+  let ow = mm % params.OW;
+  let rest = mm / params.OW;
+  let oh = rest % params.OH;
+  let n = rest / params.OH;
+  row.base = n * params.H * params.W * params.C;
+  row.ih0 = i32(oh * params.stride) - i32(params.pad);
+  row.iw0 = i32(ow * params.stride) - i32(params.pad);
+  return row;
+}
+
+// input at row `row` and depth k = (kh * KW + kw) * C + c, given as (kh, kw, c) with k < K in `ok`.
+fn load_input(row: Row, kh: u32, kw: u32, c: u32, ok: bool) -> f32 {
+  let ih = row.ih0 + i32(kh);
+  let iw = row.iw0 + i32(kw);
+  if (row.valid && ok && ih >= 0 && iw >= 0 && u32(ih) < params.H && u32(iw) < params.W) {
+    return input[row.base + (u32(ih) * params.W + u32(iw)) * params.C + c];
+  }
+  return 0.0;
+}
+
+fn load_w(r: u32, k: u32) -> f32 {
+  if (r < params.O && k < params.K) { return weight[r * params.K + k]; }
+  return 0.0;
+}
+
+@compute @workgroup_size(WGX, WGY)
+fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_id) lid: vec3<u32>) {
+  let tile = wg.y + wg.z * nwg.y;
+  if (tile >= params.tiles_m) { return; }
+  let m0 = tile * BM;
+  let n0 = wg.x * BN;
+  let M = params.M;
+  let N = params.O;
+  let K = params.K;
+  let t = lid.y * WGX + lid.x;
+  let lc = t % BK;        // the k this thread loads
+  let lr = t / BK;        // its first row; then every RSTEP rows
+
+  var rows: array<Row, LA>;
+  for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
+  let kwc = params.KW * params.C;
+
+  var ra: array<f32, LA>;
+  var rb: array<f32, LB>;
+  var acc: array<vec4<f32>, TM * TN4>;
+
+  // First K step into registers.
+  {
+    let kh = lc / kwc;
+    let kw = (lc % kwc) / params.C;
+    let c = lc % params.C;
+    for (var l = 0u; l < LA; l++) { ra[l] = load_input(rows[l], kh, kw, c, lc < K); }
+    for (var l = 0u; l < LB; l++) { rb[l] = load_w(n0 + lr + l * RSTEP, lc); }
+  }
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    for (var l = 0u; l < LA; l++) {
+      let r = lr + l * RSTEP;
+      As[lc * AS4 + r / 4u][r % 4u] = ra[l];
+    }
+    for (var l = 0u; l < LB; l++) {
+      let r = lr + l * RSTEP;
+      Bs[lc * BS4 + r / 4u][r % 4u] = rb[l];
+    }
+    workgroupBarrier();
+    // Prefetch the next K step while this one is multiplied.
+    let kn = k0 + BK + lc;
+    if (k0 + BK < K) {
+      let kh = kn / kwc;
+      let kw = (kn % kwc) / params.C;
+      let c = kn % params.C;
+      for (var l = 0u; l < LA; l++) { ra[l] = load_input(rows[l], kh, kw, c, kn < K); }
+      for (var l = 0u; l < LB; l++) { rb[l] = load_w(n0 + lr + l * RSTEP, kn); }
+    }
+    for (var kk = 0u; kk < BK; kk++) {
+      var a4: array<vec4<f32>, TM4>;
+      var b4: array<vec4<f32>, TN4>;
+      for (var i = 0u; i < TM4; i++) { a4[i] = As[kk * AS4 + lid.y + i * WGY]; }
+      for (var j = 0u; j < TN4; j++) { b4[j] = Bs[kk * BS4 + lid.x + j * WGX]; }
+      for (var i = 0u; i < TM4; i++) {
+        for (var q = 0u; q < 4u; q++) {
+          let a = vec4<f32>(a4[i][q]);
+          for (var j = 0u; j < TN4; j++) {
+            let idx = (i * 4u + q) * TN4 + j;
+            acc[idx] = fma(a, b4[j], acc[idx]);
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  for (var i = 0u; i < TM4; i++) {
+    for (var q = 0u; q < 4u; q++) {
+      let m = m0 + (lid.y + i * WGY) * 4u + q;
+      if (m >= M) { continue; }
+      for (var j = 0u; j < TN4; j++) {
+        let v4 = acc[(i * 4u + q) * TN4 + j];
+        for (var e = 0u; e < 4u; e++) {
+          let n = n0 + (lid.x + j * WGX) * 4u + e;
+          if (n >= N) { continue; }
+          var v = v4[e];
+          if (HAS_BIAS) { v += bias[n]; }
+          v = activate(v);
+          let o = m * N + n;
+          if (HAS_RESIDUAL) { v += residual[o]; }
+          out[o] = v;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// conv2d_nhwc (implicit GEMM) against a float64 direct convolution on OIHW weights.
+import { after, test } from 'node:test';
+
+import { repackConvWeight } from '../../kernels/wgsl_templates.mjs';
+import { assertClose, checkContract, closeGpu, rng, run } from './harness.mjs';
+
+after(closeGpu);
+
+function reference({ N, H, W, C, O, KH, stride = 1, pad = 0 }, input, oihw, bias, residual, silu) {
+  const KW = KH;
+  const OH = Math.floor((H + 2 * pad - KH) / stride) + 1, OW = Math.floor((W + 2 * pad - KW) / stride) + 1;
+  const out = new Float64Array(N * OH * OW * O);
+  for (let n = 0; n < N; n++) for (let oh = 0; oh < OH; oh++) for (let ow = 0; ow < OW; ow++) {
+    for (let o = 0; o < O; o++) {
+      let s = bias ? bias[o] : 0;
+      for (let kh = 0; kh < KH; kh++) {
+        const ih = oh * stride - pad + kh;
+        if (ih < 0 || ih >= H) continue;
+        for (let kw = 0; kw < KW; kw++) {
+          const iw = ow * stride - pad + kw;
+          if (iw < 0 || iw >= W) continue;
+          for (let c = 0; c < C; c++) s += input[((n * H + ih) * W + iw) * C + c] * oihw[((o * C + c) * KH + kh) * KW + kw];
+        }
+      }
+      if (silu) s = s / (1 + Math.exp(-s));
+      const idx = ((n * OH + oh) * OW + ow) * O + o;
+      out[idx] = s + (residual ? residual[idx] : 0);
+    }
+  }
+  return out;
+}
+
+test('conv2d_nhwc: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc'));
+
+const cases = [
+  { name: '3x3 s1 p1 2x12x12x40 -> 48, +residual', shape: { N: 2, H: 12, W: 12, C: 40, O: 48, KH: 3, stride: 1, pad: 1 }, residual: true },
+  { name: '3x3 s2 p1 (downsample) 2x10x10x32 -> 32', shape: { N: 2, H: 10, W: 10, C: 32, O: 32, KH: 3, stride: 2, pad: 1 } },
+  { name: '1x1 s1 p0 (skip) 2x8x8x64 -> 40', shape: { N: 2, H: 8, W: 8, C: 64, O: 40, KH: 1, stride: 1, pad: 0 } },
+  { name: '3x3 s1 p1 conv_in 1x9x7x4 -> 36, SiLU, 128x64 tiles', shape: { N: 1, H: 9, W: 7, C: 4, O: 36, KH: 3, stride: 1, pad: 1 },
+    silu: true, overrides: { BM: 128, TM: 8 } },
+];
+
+for (const { name, shape, residual, silu, overrides = {} } of cases) {
+  test(`conv2d_nhwc: ${name}`, async () => {
+    const r = rng(name.length * 104729);
+    const { N, H, W, C, O, KH } = shape;
+    const input = r.floats(N * H * W * C);
+    const oihw = r.floats(O * C * KH * KH, 1 / Math.sqrt(C * KH * KH));
+    const bias = r.floats(O);
+    const OH = Math.floor((H + 2 * shape.pad - KH) / shape.stride) + 1, OW = Math.floor((W + 2 * shape.pad - KH) / shape.stride) + 1;
+    const inputs = { input, weight: repackConvWeight(oihw, O, C, KH, KH), bias };
+    if (residual) inputs.residual = r.floats(N * OH * OW * O);
+    const { out } = await run('conv2d_nhwc', shape, inputs,
+        { HAS_BIAS: true, HAS_RESIDUAL: !!residual, ACTIVATION: silu ? 1 : 0, ...overrides });
+    assertClose(`conv2d_nhwc ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), 1e-5);
+  });
+}

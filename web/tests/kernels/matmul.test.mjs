@@ -1,0 +1,57 @@
+// matmul / linear: out = act(x @ w^T + bias) + residual, against float64.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { assertClose, checkContract, closeGpu, rng, run } from './harness.mjs';
+import { erf64 } from './reference.mjs';
+
+after(closeGpu);
+
+function reference({ M, N, K, batch = 1, sharedWeight = true }, x, w, bias, residual, activation = 0) {
+  const out = new Float64Array(batch * M * N);
+  for (let bb = 0; bb < batch; bb++) {
+    const wb = sharedWeight ? 0 : bb * N * K;
+    for (let m = 0; m < M; m++) {
+      for (let n = 0; n < N; n++) {
+        let s = bias ? bias[n] : 0;
+        for (let k = 0; k < K; k++) s += x[(bb * M + m) * K + k] * w[wb + n * K + k];
+        if (activation === 1) s = s / (1 + Math.exp(-s));
+        if (activation === 2) s = 0.5 * s * (1 + erf64(s / Math.SQRT2));
+        const o = (bb * M + m) * N + n;
+        out[o] = s + (residual ? residual[o] : 0);
+      }
+    }
+  }
+  return out;
+}
+
+test('matmul: the template agrees with the binding and Params tables', () => checkContract('matmul'));
+
+const cases = [
+  // CLIP-like rows (77 * 2), K = 320, N not a tile multiple.
+  { name: 'linear 154x96x320 +bias +residual', shape: { M: 154, N: 96, K: 320 }, bias: true, residual: true },
+  // K not a multiple of BK, odd M and N (same pipeline).
+  { name: 'linear 130x72x100 +bias +residual', shape: { M: 130, N: 72, K: 100 }, bias: true, residual: true },
+  { name: 'linear 70x80x36 GELU, 128x64 tiles of 8x4', shape: { M: 70, N: 80, K: 36 }, bias: true, activation: 2,
+    overrides: { BM: 128, BN: 64, TM: 8, TN: 4 } },
+  { name: 'batched 2x(77x64x40), per-batch weights', shape: { M: 77, N: 64, K: 40, batch: 2, sharedWeight: false } },
+  // 70000 one-thread workgroups of 4x4 tiles: the tile rows fold into (y, z) past 65535.
+  { name: 'batched 70000x(3x3x5), folded grid', shape: { M: 3, N: 3, K: 5, batch: 70000, sharedWeight: false },
+    overrides: { BM: 4, BN: 4, TM: 4, TN: 4, BK: 1 }, folded: true },
+];
+
+for (const { name, shape, bias, residual, activation = 0, overrides = {}, folded } of cases) {
+  test(`matmul: ${name}`, async () => {
+    const r = rng(name.length * 7919);
+    const batch = shape.batch ?? 1;
+    const x = r.floats(batch * shape.M * shape.K);
+    const w = r.floats((shape.sharedWeight === false ? batch : 1) * shape.N * shape.K, 0.2);
+    const inputs = { x, w };
+    if (bias) inputs.bias = r.floats(shape.N);
+    if (residual) inputs.residual = r.floats(batch * shape.M * shape.N);
+    const constants = { HAS_BIAS: !!bias, HAS_RESIDUAL: !!residual, ACTIVATION: activation, ...overrides };
+    const { out, prepared } = await run('matmul', shape, inputs, constants);
+    if (folded) assert.ok(prepared.launches[0].dispatch[2] > 1, `not folded: ${prepared.launches[0].dispatch}`);
+    assertClose(`matmul ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), 1e-5);
+  });
+}
