@@ -16,6 +16,7 @@
 #include "artifact/weight_index.h"
 #include "core/dtype.h"
 #include "io/safetensors_reader.h"
+#include "ops/op_registry.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
@@ -282,10 +283,19 @@ void adopt_this_cpus_conv_layouts(runtime::LaunchList& list) {
     runtime::LaunchWeight& weight = list.weights[static_cast<std::size_t>(value.index)];
     if (weight.layout.empty()) continue;
     std::vector<const TensorType*> types;
-    for (const auto id : reads) types.push_back(&list.values[id].type);
+    std::vector<TensorType> inputs;
+    for (const auto id : reads) {
+      types.push_back(&list.values[id].type);
+      inputs.push_back(list.values[id].type);
+    }
+    const TensorType& output = list.values[launch.writes()[0]].type;
     try {
-      weight.layout =
-          cpu::conv_weight_layout(cpu::conv2d_nhwc_geometry(types, launch.attrs, list.values[launch.writes()[0]].type));
+      // Only a convolution the device's load checks accept (the op's own type inference, checked
+      // before it asks for a layout): a mutated one may have operands of any rank.
+      const ops::OpDef& op = ops::op_lookup("conv2d_nhwc");
+      const int count = static_cast<int>(inputs.size());
+      if (count < op.min_inputs || count > op.max_inputs || op.infer(inputs, launch.attrs) != std::vector{output}) continue;
+      weight.layout = cpu::conv_weight_layout(cpu::conv2d_nhwc_geometry(types, launch.attrs, output));
     } catch (const Error&) {
       // A convolution the device will refuse at load anyway.
     }
