@@ -280,11 +280,13 @@ function checkTiling(threads, c) {
 
 // The template's text. Under Node it is read from src/targets/webgpu/kernels; elsewhere pass `source`.
 const sources = new Map();
+// A template with each `// requires: NAME` line replaced by the shared snippet common/NAME.wgsl
+// (WGSL has no includes; module-scope declarations may come in any order).
 export async function loadTemplate(family) {
   if (!sources.has(family)) {
     const { readFileSync } = await import('node:fs');
-    const url = new URL(`../../src/targets/webgpu/kernels/${family}.wgsl`, import.meta.url);
-    sources.set(family, readFileSync(url, 'utf8'));
+    const read = (path) => readFileSync(new URL(`../../src/targets/webgpu/kernels/${path}.wgsl`, import.meta.url), 'utf8');
+    sources.set(family, read(family).replace(/^\/\/ requires: (\w+).*$/gm, (_, name) => read(`common/${name}`)));
   }
   return sources.get(family);
 }
