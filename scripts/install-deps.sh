@@ -14,6 +14,7 @@ PACKAGES=(
   ocl-icd-opencl-dev                          # oneDNN's CMake package (dnnl-config.cmake) looks for OpenCL;
                                               # a Recommends of libdnnl-dev that --no-install-recommends skips
   libspng-dev                                 # PNG: generated images out, img2img init images in
+  libxxhash-dev                               # prepared-weight cache: XXH3 checksums of cached weights
   libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
   libyaml-cpp-dev                             # single-file checkpoints: the original LDM inference configs (--config)
 )

@@ -6,8 +6,11 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <thread>
 #include <vector>
 
+#include "app/version.h"
+#include "backends/cached_network_weights.h"
 #include "backends/cpu_memory_check.h"
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
@@ -23,6 +26,7 @@
 #include "passes/weight_recipe.h"
 #include "runtime/executor.h"
 #include "targets/cpu/codegen/cpu_target.h"
+#include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/device_registry.h"
 
 namespace websd::backends {
@@ -30,9 +34,19 @@ namespace {
 
 using Key = std::vector<std::int64_t>;
 
+// The key of a prepared weight in the prepared-weight cache: everything that decides its bytes
+// besides the checkpoint's content and the cache file's signature.
+std::string prepared_weight_key(const passes::WeightRecipe& recipe,
+                                const std::optional<compiler::WeightLayout>& layout) {
+  std::string key = std::string(passes::weight_recipe_kind_name(recipe.kind)) + ":" + recipe.name + "<";
+  for (std::size_t i = 0; i < recipe.sources.size(); ++i) key += (i ? "," : "") + recipe.sources[i].name;
+  return key + ">" + shape_to_string(recipe.type.shape) + "@" + (layout ? layout->name : "row-major");
+}
+
 // The weights of one compiled function for runtime::Executor: the component's float32 tensors,
 // made by the pass list's recipes (merged projections) and packed as the function's convolutions
-// want, shared with every other executor of the network.
+// want, shared with every other executor of the network; taken from the prepared-weight cache
+// when it holds them, and handed to it when they had to be made.
 class ComponentWeightSource final : public runtime::WeightSource {
  public:
   struct Weight {
@@ -40,18 +54,32 @@ class ComponentWeightSource final : public runtime::WeightSource {
     std::optional<compiler::WeightLayout> packing;
   };
 
-  ComponentWeightSource(compiler::ComponentWeights& weights, std::string symbol, std::map<std::string, Weight> made)
-      : weights_(weights), symbol_(std::move(symbol)), made_(std::move(made)) {}
+  ComponentWeightSource(compiler::ComponentWeights& weights, CachedNetworkWeights* cached, std::string symbol,
+                        std::map<std::string, Weight> made)
+      : weights_(weights), cached_(cached), symbol_(std::move(symbol)), made_(std::move(made)) {}
 
   runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
     const Weight& made = made_.at(weight.name);
+    const std::string key = cached_ ? prepared_weight_key(made.recipe, made.packing) : std::string();
+    const std::uint64_t row_major_bytes = static_cast<std::uint64_t>(made.recipe.type.numel()) * sizeof(float);
+    if (cached_) {
+      // A packed weight's size follows from its layout, which is part of the key: at least the
+      // row-major size (the executor's own rule), padded as the layout pads.
+      std::optional<runtime::WeightBytes> hit = cached_->find(key);
+      if (hit && (made.packing ? hit->bytes.size() >= row_major_bytes : hit->bytes.size() == row_major_bytes)) {
+        return std::move(*hit);
+      }
+    }
     std::shared_ptr<std::vector<float>> values =
         weights_.get(symbol_, made.recipe, made.packing ? &*made.packing : nullptr);
-    return {std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+    runtime::WeightBytes bytes{std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+    if (cached_) cached_->add_prepared(key, bytes);
+    return bytes;
   }
 
  private:
   compiler::ComponentWeights& weights_;
+  CachedNetworkWeights* cached_;
   std::string symbol_;
   std::map<std::string, Weight> made_;
 };
@@ -69,6 +97,7 @@ struct ExecutorCache {
   };
 
   compiler::ComponentWeights* weights = nullptr;
+  CachedNetworkWeights* cached = nullptr;  // the prepared-weight cache, when the backend uses one
   runtime::Device* device = nullptr;
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
@@ -112,7 +141,8 @@ struct ExecutorCache {
   // weights, unless the network has them loaded).
   void check(const Key& key, const std::function<graph::Function()>& build) {
     const Compiled& function = compile(key, build);
-    require_memory(function.list, cpu_memory_need(function.list, weights->loaded_count() == 0));
+    const bool weights_held = weights->loaded_count() > 0 || !executors.empty();
+    require_memory(function.list, cpu_memory_need(function.list, !weights_held));
   }
 
   runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
@@ -120,8 +150,9 @@ struct ExecutorCache {
     check(key, build);
     const Compiled& function = compiled.at(key);
     auto executor = std::make_unique<runtime::Executor>(*device, function.list);
-    ComponentWeightSource source(*weights, function.list.symbol, function.made);
+    ComponentWeightSource source(*weights, cached, function.list.symbol, function.made);
     executor->bind_weights(source);
+    if (cached) cached->write_behind();
     executor->set_profile(profile);
     executor->set_launch_progress(launch_progress);
     return *executors.emplace(key, std::move(executor)).first->second;
@@ -147,6 +178,10 @@ struct CheckpointBackend::State {
   VaeConfig vae;
   ModelInfo info;
   std::unique_ptr<compiler::ComponentWeights> clip_weights, unet_weights, vae_weights;
+  // The prepared-weight cache of each network, when the backend uses one (use_weight_cache), and
+  // the thread that looks the first networks of a run up in it while the run starts.
+  std::unique_ptr<CachedNetworkWeights> clip_cached, unet_cached, vae_cached;
+  std::thread prefetcher;
   // The networks are compiled for the cpu target: its registered device. Declared before the
   // executors, which borrow it.
   std::unique_ptr<runtime::Device> device = targets::open_device(compiler::cpu_target().name());
@@ -179,6 +214,33 @@ struct CheckpointBackend::State {
     }
   }
 
+  ~State() {
+    if (prefetcher.joinable()) prefetcher.join();
+  }
+
+  void use_weight_cache(std::shared_ptr<PreparedWeightCache> cache) {
+    // Everything besides the checkpoint's content that decides the prepared bytes.
+    const std::string signature = "websd " + std::string(kVersion) + "; " + cpu::conv_packing_identity();
+    clip_cached = std::make_unique<CachedNetworkWeights>(cache, checkpoint->component("text_encoder"), signature);
+    unet_cached = std::make_unique<CachedNetworkWeights>(cache, checkpoint->component("unet"), signature);
+    vae_cached = std::make_unique<CachedNetworkWeights>(cache, checkpoint->component("vae"), signature);
+    clip_executors.cached = clip_cached.get();
+    unet_executors.cached = unet_cached.get();
+    decode_executors.cached = vae_cached.get();
+    encode_executors.cached = vae_cached.get();
+  }
+
+  // Looks up the text encoder and the network after it in the cache in the background, once: the
+  // digests, the files and their verification overlap with compiling and encoding the prompt.
+  void prefetch(bool image_first) {
+    if (!clip_cached || prefetcher.joinable()) return;
+    CachedNetworkWeights* next = image_first ? vae_cached.get() : unet_cached.get();
+    prefetcher = std::thread([clip = clip_cached.get(), next] {
+      clip->resolve(false);
+      next->resolve(false);
+    });
+  }
+
   std::array<ExecutorCache*, 4> caches() {
     return {&clip_executors, &unet_executors, &decode_executors, &encode_executors};
   }
@@ -188,16 +250,20 @@ struct CheckpointBackend::State {
   void activate(Network network) {
     if (residency != Residency::kOneNetwork) return;
     bool released = false;
-    const auto release = [&](Network which, compiler::ComponentWeights& weights,
+    const auto release = [&](Network which, compiler::ComponentWeights& weights, CachedNetworkWeights* cached,
                              std::initializer_list<ExecutorCache*> caches) {
-      if (which == network || weights.loaded_count() == 0) return;
+      if (which == network) return;
+      bool held = weights.loaded_count() > 0;
+      for (ExecutorCache* cache : caches) held = held || !cache->executors.empty();
+      if (!held) return;
       for (ExecutorCache* cache : caches) cache->executors.clear();
+      if (cached) cached->release();  // after its write, which shares the weights
       weights.release();
       released = true;
     };
-    release(Network::kText, *clip_weights, {&clip_executors});
-    release(Network::kUNet, *unet_weights, {&unet_executors});
-    release(Network::kVae, *vae_weights, {&decode_executors, &encode_executors});
+    release(Network::kText, *clip_weights, clip_cached.get(), {&clip_executors});
+    release(Network::kUNet, *unet_weights, unet_cached.get(), {&unet_executors});
+    release(Network::kVae, *vae_weights, vae_cached.get(), {&decode_executors, &encode_executors});
     if (released) device->trim();
   }
 };
@@ -242,8 +308,22 @@ TuningCoverage CheckpointBackend::tuning_coverage() const {
   return total;
 }
 
+void CheckpointBackend::use_weight_cache(std::shared_ptr<PreparedWeightCache> cache) {
+  if (executor_count() > 0) throw Error("engine", "use_weight_cache after the backend's first call");
+  state_->use_weight_cache(std::move(cache));
+}
+
+bool CheckpointBackend::weight_cache_hit(const std::string& component) const {
+  const CachedNetworkWeights* cached = component == "text_encoder" ? state_->clip_cached.get()
+                                       : component == "unet"       ? state_->unet_cached.get()
+                                       : component == "vae"        ? state_->vae_cached.get()
+                                                                   : nullptr;
+  return cached != nullptr && cached->hit();
+}
+
 void CheckpointBackend::check_memory(const RunShapes& run) {
   State& state = *state_;
+  state.prefetch(run.init_image.has_value());
   state.clip_executors.check({run.text_rows, run.tokens},
                              [&] { return clip_text_graph(state.clip, run.text_rows, run.tokens); });
   if (run.init_image) {

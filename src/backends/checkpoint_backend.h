@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/prepared_weight_cache.h"
 #include "import/diffusers_checkpoint.h"
 #include "pipeline/host_backend.h"
 #include "runtime/op_profile.h"
@@ -64,6 +65,13 @@ class CheckpointBackend final : public HostBackend {
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
   // Reports the launches of each network call as they finish.
   void set_call_progress(CallProgress progress) override;
+
+  // Takes prepared weights from `cache` and writes those it had to prepare there (see
+  // prepared_weight_cache.h); without it, every run prepares its weights from the checkpoint.
+  // Must come before the first call; throws websd::Error after it.
+  void use_weight_cache(std::shared_ptr<PreparedWeightCache> cache);
+  // Whether `component` ("text_encoder", "unet", "vae") found its weights in the cache (as of now).
+  bool weight_cache_hit(const std::string& component) const;
 
   // Times every kernel of every later call into `profile` (nullptr stops); for `websd bench --profile`.
   void set_profile(runtime::OpProfile* profile);

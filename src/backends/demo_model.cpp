@@ -1,20 +1,16 @@
 #include "backends/demo_model.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/user_cache_dir.h"
 #include "models/random_checkpoint.h"
 
 namespace websd::backends {
 namespace fs = std::filesystem;
 
 std::string demo_model_dir() {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  if (cache != nullptr && *cache != '\0') return (fs::path(cache) / "websd" / "demo-tiny").string();
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && *home != '\0') return (fs::path(home) / ".cache" / "websd" / "demo-tiny").string();
-  throw Error("engine", "no place for the demo model: neither XDG_CACHE_HOME nor HOME is set (pass --model DIR)");
+  return (fs::path(user_cache_dir("the demo model", "pass --model DIR")) / "demo-tiny").string();
 }
 
 std::string ensure_demo_model(const std::function<void(const std::string&)>& progress) {

@@ -14,6 +14,8 @@ class Error : public std::runtime_error {
       : std::runtime_error("[" + component + "] " + message), component_(component) {}
 
   const std::string& component() const { return component_; }
+  // The message without its "[component] " tag, for quoting inside another message.
+  std::string message() const { return std::string(what()).substr(component_.size() + 3); }
 
  private:
   std::string component_;

@@ -76,8 +76,7 @@ std::vector<ValueId> Function::add_node(const std::string& op_name, const std::v
     output_types = op.infer(input_types, attrs);
   } catch (const Error& error) {
     throw Error("graph", symbol_ + ": op '" + op_name + "' on " + describe_inputs(input_types) +
-                             (attrs.entries().empty() ? "" : " with " + attrs.to_string()) + ": " +
-                             std::string(error.what()).substr(error.component().size() + 3));
+                             (attrs.entries().empty() ? "" : " with " + attrs.to_string()) + ": " + error.message());
   }
   Node node{&op, inputs, std::move(attrs), {}};
   const auto node_index = static_cast<std::int32_t>(nodes_.size());

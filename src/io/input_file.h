@@ -51,6 +51,8 @@ inline constexpr InputKind kArtifactFile{"an artifact file", std::uint64_t{4} <<
 // Checkpoints and latents are memory-mapped, never read whole: no cap (the mapping costs address
 // space; pages are read as they are used).
 inline constexpr InputKind kSafetensors{"a safetensors file", std::numeric_limits<std::uint64_t>::max()};
+// websd's prepared-weight cache files (backends/prepared_weight_file.h) are mapped the same way.
+inline constexpr InputKind kPreparedWeights{"a websd prepared-weight file", std::numeric_limits<std::uint64_t>::max()};
 }  // namespace input_kinds
 
 // How to fix a failed file operation, from its errno ("check the path", "check the permissions").

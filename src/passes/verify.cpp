@@ -80,7 +80,7 @@ void verify_node(const Function& function, std::size_t index, std::vector<bool>&
   try {
     inferred = node.op->infer(input_types, node.attrs);
   } catch (const Error& error) {
-    fail(function, where, "type inference fails: " + std::string(error.what()).substr(error.component().size() + 3));
+    fail(function, where, "type inference fails: " + error.message());
   }
   if (inferred.size() != node.outputs.size()) {
     fail(function, where,

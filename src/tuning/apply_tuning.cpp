@@ -24,8 +24,7 @@ graph::Node tuned_node(const graph::Function& function, const graph::Node& node,
     node.op->infer(input_types, tuned.attrs);
   } catch (const Error& error) {
     throw Error("tuning", where + ": parameters do not fit op '" + node.op->name + "' of " + function.symbol() + ": " +
-                              std::string(error.what()).substr(error.component().size() + 3) +
-                              " (re-run `websd tune`, or delete the line)");
+                              error.message() + " (re-run `websd tune`, or delete the line)");
   }
   return tuned;
 }

@@ -21,6 +21,7 @@
 #include "app/number_ranges.h"
 #include "app/openmp_policy.h"
 #include "app/process_stats.h"
+#include "app/weight_cache_options.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
@@ -44,6 +45,7 @@ struct BenchOptions {
   bool json = false;
   bool profile = false;
   std::string tuning_db;
+  WeightCacheOptions weight_cache;
 };
 
 struct Timing {
@@ -237,6 +239,7 @@ void run_bench(const BenchOptions& options) {
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
     backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork,
                                         tuning_db ? &*tuning_db : nullptr);
+    if (auto cache = open_weight_cache(options.weight_cache, "bench")) backend.use_weight_cache(std::move(cache));
     result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
     result.open_peak_rss = peak_rss_bytes();
     result.path = checkpoint->dir();
@@ -305,6 +308,7 @@ const bool registered = register_command(
        command.add_flag("--profile", options->profile, "also time every kernel and print a per-op table per network");
        command.add_option("--tuning-db", options->tuning_db,
                           "tuning database from `websd tune`: kernels with a record use its parameters");
+       add_weight_cache_option(command, options->weight_cache);
        command.callback([options] { run_bench(*options); });
      }});
 

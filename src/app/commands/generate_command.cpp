@@ -22,6 +22,7 @@
 #include "app/model_options.h"
 #include "app/number_ranges.h"
 #include "app/prompt_file.h"
+#include "app/weight_cache_options.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
@@ -57,6 +58,7 @@ struct GenerateOptions {
   std::string out;
   bool force = false;
   std::string tuning_db;
+  WeightCacheOptions weight_cache;
 };
 
 // out.png -> out-<index>.png when the run makes several images.
@@ -230,6 +232,7 @@ void run_generate(GenerateOptions options) {
                                                                      : checkpoint->scheduler_config_origin();
     auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
                                                                tuning_db ? &*tuning_db : nullptr);
+    if (auto cache = open_weight_cache(options.weight_cache, "generate")) graph->use_weight_cache(std::move(cache));
     graph_backend = graph.get();
     backend_owner = std::move(graph);
   }
@@ -324,6 +327,7 @@ void add_options(CLI::App& command, GenerateOptions& options) {
   command.add_flag("--force", options.force, "Replace existing output files (--out, --save-latents)");
   command.add_option("--tuning-db", options.tuning_db,
                      "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
+  add_weight_cache_option(command, options.weight_cache);
 }
 
 const bool registered =

@@ -204,7 +204,7 @@ void check_default_size(const ModelInfo& info, const CheckpointComponent& unet) 
   } catch (const Error& error) {
     const auto key = unet.config().find("sample_size");
     const std::string value = key == unet.config().end() ? "(absent)" : json_preview(*key);
-    const std::string reason = std::string(error.what()).substr(error.component().size() + 3);
+    const std::string reason = error.message();
     throw Error("import", unet.config_origin() + ": sample_size " + value + " makes generate's default image " +
                               std::to_string(width) + "x" + std::to_string(height) + ", which it refuses: " + reason +
                               " (set sample_size so that it fits, or pass --width and --height to generate)");

@@ -24,6 +24,7 @@
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
 #include "backends/artifact_backend.h"
+#include "core/byte_size_text.h"
 #include "core/error.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "runtime/artifact_weight_source.h"
@@ -42,20 +43,6 @@ struct InspectOptions {
   bool json = false;
   bool verify = false;
 };
-
-std::string human_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  int unit = 0;
-  while (value >= 1024.0 && unit < 3) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
-  return text;
-}
 
 // The kernels section is the compiler's: a list of {name, ...} objects (or of names) is
 // summarised by name; any other layout is only counted as unrecognised.

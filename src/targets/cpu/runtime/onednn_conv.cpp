@@ -283,6 +283,39 @@ std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* o
   });
 }
 
+std::string conv_packing_identity() {
+  const dnnl_version_t* version = dnnl_version();
+  std::string isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41:
+      isa = "sse41";
+      break;
+    case dnnl::cpu_isa::avx:
+      isa = "avx";
+      break;
+    case dnnl::cpu_isa::avx2:
+      isa = "avx2";
+      break;
+    case dnnl::cpu_isa::avx512_core:
+      isa = "avx512_core";
+      break;
+    case dnnl::cpu_isa::avx512_core_vnni:
+      isa = "avx512_core_vnni";
+      break;
+    case dnnl::cpu_isa::avx512_core_bf16:
+      isa = "avx512_core_bf16";
+      break;
+    case dnnl::cpu_isa::avx512_core_amx:
+      isa = "avx512_core_amx";
+      break;
+    default:
+      isa = "isa-" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+      break;
+  }
+  return "oneDNN " + std::to_string(version->major) + "." + std::to_string(version->minor) + "." +
+         std::to_string(version->patch) + " " + isa;
+}
+
 std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry) {
   return with_onednn_errors(geometry,
                             [&] { return static_cast<std::uint64_t>(plan_for(geometry).weights.get_size()); });

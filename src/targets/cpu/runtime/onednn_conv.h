@@ -32,6 +32,11 @@ std::string conv_weight_layout(const ConvGeometry& geometry);
 // The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs.
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw);
 
+// What decides conv_pack_weight's bytes besides the geometry and the layout name: the oneDNN
+// version and the instruction set its kernels were generated for ("oneDNN 2.6.3 avx2"). A cache of
+// packed weights keys them by it.
+std::string conv_packing_identity();
+
 // Bytes of conv_pack_weight's result: what a kernel reading a packed weight reads.
 std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry);
 

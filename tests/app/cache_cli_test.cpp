@@ -1,0 +1,85 @@
+// The prepared-weight cache as a user meets it: `generate --model` fills it, a second run reuses it
+// and writes the same image, `websd cache list` shows it, `websd cache clear` empties it,
+// `--no-weight-cache` leaves it alone, and a malformed bound is one clear error.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "support/fixtures.h"
+#include "support/run_command.h"
+
+namespace websd {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> generate_args(const std::string& out) {
+  return {"generate", "--model",      test::fixture_path("tiny-sd15/model"),
+          "--prompt", "a lighthouse", "--steps",
+          "2",        "--width",      "64",
+          "--height", "64",           "--seed",
+          "3",        "--out",        out};
+}
+
+std::size_t cache_files(const std::string& dir) {
+  std::size_t count = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) count += entry.path().extension() == ".wpw";
+  return count;
+}
+
+TEST(CacheCli, GenerateFillsTheCacheAndASecondRunWritesTheSameImage) {
+  const std::string dir = test::make_temp_dir("cache-cli");
+  ASSERT_EQ(::setenv("XDG_CACHE_HOME", (dir + "/xdg").c_str(), 1), 0);  // inherited by the child
+  const std::string cache = dir + "/xdg/websd/prepared-weights";
+  const auto first = test::run_websd(generate_args(dir + "/first.png"));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(cache_files(cache), 3u);
+  const auto second = test::run_websd(generate_args(dir + "/second.png"));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find("prepared-weight cache"), std::string::npos) << second.err;  // nothing to report
+  EXPECT_EQ(read_bytes(dir + "/first.png"), read_bytes(dir + "/second.png"));
+
+  const auto listed = test::run_websd({"cache", "list"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find(cache + ": 3 files"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("unet of " + test::fixture_path("tiny-sd15/model")), std::string::npos) << listed.out;
+
+  const auto cleared = test::run_websd({"cache", "clear"});
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_NE(cleared.out.find("removed"), std::string::npos) << cleared.out;
+  EXPECT_EQ(cache_files(cache), 0u);
+  EXPECT_NE(test::run_websd({"cache", "list"}).out.find(": 0 files"), std::string::npos);
+}
+
+TEST(CacheCli, NoWeightCacheKeepsNothing) {
+  const std::string dir = test::make_temp_dir("cache-cli");
+  ASSERT_EQ(::setenv("XDG_CACHE_HOME", (dir + "/xdg").c_str(), 1), 0);
+  std::vector<std::string> args = generate_args(dir + "/out.png");
+  args.push_back("--no-weight-cache");
+  const auto result = test::run_websd(args);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/xdg/websd/prepared-weights"));
+}
+
+TEST(CacheCli, AMalformedBoundIsOneClearError) {
+  const std::string dir = test::make_temp_dir("cache-cli");
+  ASSERT_EQ(::setenv("XDG_CACHE_HOME", (dir + "/xdg").c_str(), 1), 0);
+  ASSERT_EQ(::setenv("WEBSD_WEIGHT_CACHE_MAX", "plenty", 1), 0);
+  const auto result = test::run_websd(generate_args(dir + "/out.png"));
+  ASSERT_EQ(::unsetenv("WEBSD_WEIGHT_CACHE_MAX"), 0);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("WEBSD_WEIGHT_CACHE_MAX='plenty' is not a size"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/out.png"));
+}
+
+}  // namespace
+}  // namespace websd
