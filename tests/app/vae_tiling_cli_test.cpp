@@ -32,30 +32,32 @@ TEST(VaeTilingCli, BadValuesAreOneUsageLineNamingTheOption) {
   EXPECT_TRUE(fs::is_empty(dir));
 }
 
-// 1536x1536 on the fixture model, without guidance (a UNet batch of 1): the whole decode needs
-// about 1.4 GiB, the UNet step about 0.7 GiB and a 512x512 tile's decode about 0.6 GiB, so under a
-// 1.2 GiB address space only the whole decode cannot fit.
-constexpr std::uint64_t kLimitBytes = 1200ull << 20;
+// 768x768 on the fixture model, without guidance (a UNet batch of 1), 256-pixel tiles: each
+// network's check counts a 0.5 GiB workspace margin; beyond it the whole decode needs about 0.2
+// GiB, the UNet step and a tile's decode a few MiB. Under a 760 MiB address space (about 0.1 GiB of
+// it taken by the process itself) only the whole decode cannot fit. About 25 s on a 2-core machine.
+constexpr std::uint64_t kLimitBytes = 760ull << 20;
 
 TEST(VaeTilingCli, AutoDecodesInTilesWhenTheWholeDecodeDoesNotFit) {
   const std::string out = make_temp_dir("tiling-auto") + "/a.png";
-  const std::vector<std::string> args =
-      generate_args(fixture_model(), out, {"--width", "1536", "--height", "1536", "--guidance", "1"});
+  const std::vector<std::string> args = generate_args(
+      fixture_model(), out, {"--width", "768", "--height", "768", "--guidance", "1", "--vae-tile-size", "256"});
   const CommandResult result = run_websd_with_address_limit(args, kLimitBytes);
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.err.find("websd: the VAE decode of the whole 1536x1536 image does not fit in the memory available: "
-                            "decoding it in 16 overlapping tiles of 512x512 pixels instead"),
+  EXPECT_NE(result.err.find("websd: the VAE decode of the whole 768x768 image does not fit in the memory available: "
+                            "decoding it in 16 overlapping tiles of 256x256 pixels instead"),
             std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("decode tiles 16/16"), std::string::npos) << result.err;
   const RgbImage image = png_read_rgb(out);
-  EXPECT_EQ(image.width, 1536);
-  EXPECT_EQ(image.height, 1536);
+  EXPECT_EQ(image.width, 768);
+  EXPECT_EQ(image.height, 768);
 
   std::vector<std::string> off = args;
   off.insert(off.end(), {"--vae-tiling", "off", "--force"});
-  expect_error(run_websd_with_address_limit(off, kLimitBytes),
-               {"vae_decode for inputs [1,4,192,192] needs about", "available (choose a smaller size)"});
+  const CommandResult refused = run_websd_with_address_limit(off, kLimitBytes);
+  expect_error(refused, {"vae_decode for inputs [1,4,96,96] needs about", "available (choose a smaller size)"});
+  EXPECT_EQ(refused.err.find("denoise"), std::string::npos) << "refused before the first step:\n" << refused.err;
 }
 
 TEST(VaeTilingCli, OnDecodesInTilesWheneverTheImageIsLargerThanATile) {

@@ -45,10 +45,13 @@ ImageDifference image_difference(const HostTensor& tiled, const HostTensor& whol
 
 const Shape kLatents = {1, 4, 29, 38};
 
-// Measured by this test (seeds 1-3): see MatchesTheWholeDecodeWithinTheDocumentedBound's output.
-constexpr double kMaxAbsBound = 1.0;
-constexpr double kMeanAbsBound = 1.0;
-constexpr double kPsnrBound = 0.0;
+// Measured by this test on 2026-12-05 (x86-64, oneDNN 2.6), seeds 1, 2, 3: max abs 0.783, 0.975,
+// 0.709; mean abs 0.0622, 0.0612, 0.0585; PSNR 20.9, 20.9, 21.6 dB. The bounds leave a small margin.
+// A random decoder is a pessimistic case: its group norms' statistics differ from tile to tile far
+// more than a trained decoder's over natural images, and these tiles are small (16 latent pixels).
+constexpr double kMaxAbsBound = 0.995;
+constexpr double kMeanAbsBound = 0.07;
+constexpr double kPsnrBound = 20.0;
 
 VaeTileGrid grid_of_128_pixel_tiles() { return make_vae_tile_grid(kLatents, 16, 8); }
 
