@@ -45,6 +45,21 @@ CLI::Validator integer_range(std::int64_t min, std::int64_t max) {
       range);
 }
 
+CLI::Validator integer_multiple(std::int64_t factor) {
+  const std::string rule = "a multiple of " + std::to_string(factor);
+  return CLI::Validator(
+      [factor, rule](std::string& input) -> std::string {
+        std::int64_t value = 0;
+        const char* end = input.data() + input.size();
+        const auto [stop, error] = std::from_chars(input.data(), end, value);
+        if (input.empty() || error != std::errc() || stop != end || value % factor != 0) {
+          return shown(input) + " is not " + rule;
+        }
+        return {};
+      },
+      rule);
+}
+
 CLI::Validator number_range(double min, double max) {
   std::string range = "a finite number";
   if (std::isfinite(min) && std::isfinite(max)) {

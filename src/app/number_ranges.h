@@ -16,6 +16,9 @@ namespace websd::app {
 // An integer from `min` to `max`; a bound that is a type's largest value prints as 2^31-1 or 2^63-1.
 CLI::Validator integer_range(std::int64_t min, std::int64_t max);
 
+// An integer that is a multiple of `factor` (after integer_range has checked its form and range).
+CLI::Validator integer_multiple(std::int64_t factor);
+
 // A finite number from `min` to `max` (infinite bounds: any finite number on that side).
 CLI::Validator number_range(double min = -std::numeric_limits<double>::infinity(),
                             double max = std::numeric_limits<double>::infinity());

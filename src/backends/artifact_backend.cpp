@@ -145,6 +145,32 @@ struct ArtifactBackend::State {
     return list->second;
   }
 
+  // The decoder functions: an artifact may hold decoders of several shapes (vae_decode for the
+  // whole image, others for the tiles of a tiled decode).
+  std::vector<std::pair<std::string, const Shape*>> decoders() const {
+    std::vector<std::pair<std::string, const Shape*>> found;
+    for (const auto& [symbol, list] : lists) {
+      if (symbol.starts_with("vae_decode") && list.inputs.size() == 1) {
+        found.emplace_back(symbol, &list.values[list.inputs[0]].type.shape);
+      }
+    }
+    return found;
+  }
+
+  // The decoder function whose input is `latents`; none: websd::Error naming the shapes it holds.
+  std::string decoder_for(const Shape& latents) const {
+    std::string held;
+    for (const auto& [symbol, input] : decoders()) {
+      if (*input == latents) return symbol;
+      held += (held.empty() ? "" : ", ") + symbol + " " + shape_to_string(*input);
+    }
+    throw Error("artifact", artifact.dir() + ": has no VAE decoder for latents " + shape_to_string(latents) +
+                                "; it holds " + (held.empty() ? "none" : held) + " (built for " +
+                                std::to_string(width) + "x" + std::to_string(height) +
+                                " images: rebuild with websd build --width W --height H, or, for a tiled decode, "
+                                "choose a --vae-tile-size whose tiles it holds)");
+  }
+
   // The input types must be the ones the function was built for.
   void check_shapes(const std::string& symbol, const std::vector<Shape>& shapes, const std::string& what) const {
     const runtime::LaunchList& list = list_of(symbol);
@@ -205,13 +231,23 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
   std::vector<std::string> symbols = {run.text_rows == 2 ? "clip" : "clip_b1"};
   if (run.init_image) symbols.push_back("vae_encode");
   symbols.push_back(run.guided ? "unet_cfg" : "unet_b1");
-  symbols.push_back("vae_decode");
+  symbols.push_back(state_->decoder_for(run.decode_tile.value_or(run.latents)));
   symbols.push_back("image_to_rgba");
   for (const std::string& symbol : symbols) {
     const runtime::LaunchList& list = state_->list_of(symbol);
     require_memory(list, cpu_memory_need(list, true));
   }
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
+}
+
+DecodeFit ArtifactBackend::vae_decode_fit(const Shape& latents) {
+  const auto decoders = state_->decoders();
+  const auto decoder =
+      std::find_if(decoders.begin(), decoders.end(), [&](const auto& held) { return *held.second == latents; });
+  if (decoder == decoders.end()) return DecodeFit::kNoDecoder;
+  const bool fits = memory_fits(cpu_memory_need(state_->list_of(decoder->first), true));
+  state_->device.trim();  // the plans the workspace estimate made
+  return fits ? DecodeFit::kFits : DecodeFit::kTooLarge;
 }
 
 namespace {
@@ -312,8 +348,7 @@ DeviceTensor ArtifactBackend::unet_guided(const DeviceTensor& sample, double tim
 }
 
 DeviceTensor ArtifactBackend::vae_decode(const DeviceTensor& latents) {
-  state_->check_shapes("vae_decode", {latents.shape()}, "latents");
-  runtime::Executor& executor = state_->executor("vae_decode");
+  runtime::Executor& executor = state_->executor(state_->decoder_for(latents.shape()));
   executor.set_input(0, held(latents));
   return submit_for_output(executor);
 }

@@ -55,6 +55,8 @@ class ArtifactBackend final : public DiffusionBackend {
   // Checks each function the run calls, alone (as Residency::kOneNetwork runs them): its memory
   // plan's arenas, its weights as float32 and the convolutions' workspace.
   void check_memory(const RunShapes& run) override;
+  // Checks the artifact's decoder for `latents` as check_memory does (kNoDecoder: it holds none).
+  DecodeFit vae_decode_fit(const Shape& latents) override;
   // submit_encode_text and submit_vae_encode, waited for.
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
@@ -74,6 +76,8 @@ class ArtifactBackend final : public DiffusionBackend {
   // Runs the artifact's compiled unet_cfg: the guidance batch and combination on the device.
   DeviceTensor unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
                            double guidance_scale) override;
+  // Runs the artifact's decoder whose input has the shape of `latents` (the whole image's, or the
+  // tiles' of a tiled decode); none: websd::Error naming the decoder shapes it holds.
   DeviceTensor vae_decode(const DeviceTensor& latents) override;
   // Runs the artifact's compiled image_to_rgba.
   DeviceTensor image_to_rgba(const DeviceTensor& image) override;

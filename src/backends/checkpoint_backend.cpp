@@ -137,12 +137,16 @@ struct ExecutorCache {
     return compiled.emplace(key, std::move(result)).first->second;
   }
 
-  // Refuses the function for `key` when it does not fit in the memory available now (with its
-  // weights, unless the network has them loaded).
-  void check(const Key& key, const std::function<graph::Function()>& build) {
-    const Compiled& function = compile(key, build);
+  // What running the function for `key` needs now: its weights too, unless the network has them
+  // loaded (prepared, or mapped from the prepared-weight cache by an executor).
+  MemoryNeed need(const Key& key, const std::function<graph::Function()>& build) {
     const bool weights_held = weights->loaded_count() > 0 || !executors.empty();
-    require_memory(function.list, cpu_memory_need(function.list, !weights_held));
+    return cpu_memory_need(compile(key, build).list, !weights_held);
+  }
+
+  // Refuses the function for `key` when it does not fit in the memory available now.
+  void check(const Key& key, const std::function<graph::Function()>& build) {
+    require_memory(compile(key, build).list, need(key, build));
   }
 
   runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
@@ -334,9 +338,21 @@ void CheckpointBackend::check_memory(const RunShapes& run) {
   const std::int64_t batch = run.guided ? 2 : 1;
   state.unet_executors.check({batch, latents[2], latents[3], run.tokens},
                              [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); });
-  state.decode_executors.check(latents,
-                               [&] { return vae_decode_graph(state.vae, latents[0], latents[2], latents[3]); });
+  const Shape decoded = run.decode_tile.value_or(latents);
+  state.decode_executors.check(decoded,
+                               [&] { return vae_decode_graph(state.vae, decoded[0], decoded[2], decoded[3]); });
   state.device->trim();  // the plans the workspace estimates made; each network makes its own
+}
+
+DecodeFit CheckpointBackend::vae_decode_fit(const Shape& latents) {
+  if (latents.size() != 4) {
+    throw Error("engine", "VAE decoder input " + shape_to_string(latents) + ", expected [batch,channels,height,width]");
+  }
+  State& state = *state_;
+  const bool fits = memory_fits(state.decode_executors.need(
+      latents, [&] { return vae_decode_graph(state.vae, latents[0], latents[2], latents[3]); }));
+  state.device->trim();  // the plans the workspace estimate made
+  return fits ? DecodeFit::kFits : DecodeFit::kTooLarge;
 }
 
 HostTensor CheckpointBackend::encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) {

@@ -61,6 +61,8 @@ class CheckpointBackend final : public HostBackend {
   // Compiles every network of the run (kept for its calls) and checks each, alone, as
   // Residency::kOneNetwork runs them: intermediates, float32 weights and workspace.
   void check_memory(const RunShapes& run) override;
+  // Compiles the decoder for `latents` (kept for its calls) and checks it as check_memory does.
+  DecodeFit vae_decode_fit(const Shape& latents) override;
   HostTensor encode_text(const std::vector<std::int64_t>& ids, std::int64_t batch) override;
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
   // Reports the launches of each network call as they finish.

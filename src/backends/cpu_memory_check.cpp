@@ -33,6 +33,11 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
   return need;
 }
 
+bool memory_fits(const MemoryNeed& need) {
+  const std::optional<std::uint64_t> available = available_memory_bytes();
+  return !available || need.total() <= *available;
+}
+
 void require_memory(const runtime::LaunchList& list, const MemoryNeed& need) {
   const std::optional<std::uint64_t> available = available_memory_bytes();
   if (!available || need.total() <= *available) return;

@@ -22,6 +22,9 @@ struct MemoryNeed {
 // What running `list` holds at its peak; its weights count (as float32) when `weights_to_load`.
 MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load);
 
+// Whether `need` fits in the memory available (io/system_memory.h); true where that cannot be read.
+bool memory_fits(const MemoryNeed& need);
+
 // Throws websd::Error("engine", "<symbol> for inputs <shapes> needs about X GiB (...); this machine
 // has Y GiB available (choose a smaller size)") when `need` exceeds the memory available
 // (io/system_memory.h: MemAvailable, the cgroup limit, `ulimit -v`).

@@ -43,7 +43,17 @@ struct RunShapes {
   Shape latents;                    // [1, C, h, w]: the UNet's sample and the VAE decoder's input
   bool guided = false;              // the UNet runs on the batch (sample, sample): unet_guided
   std::optional<Shape> init_image;  // [1, 3, H, W]: the VAE encoder's input (img2img)
+  // Set when the image is decoded in tiles (vae_decode_plan.h): the VAE decoder's input is then
+  // this tile shape [1, C, th, tw], not `latents`.
+  std::optional<Shape> decode_tile;
 };
+// What DiffusionBackend::vae_decode_fit says of a decoder input shape.
+enum class DecodeFit {
+  kFits,
+  kTooLarge,   // more than the memory available
+  kNoDecoder,  // the backend cannot decode this shape (an artifact holds decoders of fixed shapes)
+};
+
 // Told during a network call how much of it is done: (parts done, parts in the call), e.g. the
 // launches of a compiled function. Called on the calling thread, many times per call: keep it cheap.
 using CallProgress = std::function<void(std::size_t done, std::size_t total)>;
@@ -58,6 +68,13 @@ class DiffusionBackend {
   // websd::Error naming the network, what it needs and what is available. A backend that cannot
   // tell accepts every run.
   virtual void check_memory(const RunShapes& run) { (void)run; }
+  // Whether the VAE decoder for `latents` [1, C, h, w] fits in the memory available now, as
+  // check_memory would judge it, so that a decode too large for the machine can run in tiles
+  // instead (vae_decode_plan.h). A backend that cannot tell says it fits, as this default does.
+  virtual DecodeFit vae_decode_fit(const Shape& latents) {
+    (void)latents;
+    return DecodeFit::kFits;
+  }
   // Reports progress within later calls to `progress` (empty: stop), so that a caller can show how
   // far a slow step has got. Backends that cannot tell ignore it, as this default does.
   virtual void set_call_progress(CallProgress progress) { (void)progress; }

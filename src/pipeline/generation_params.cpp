@@ -119,6 +119,7 @@ GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& in
   check_image_size("pipeline", params.width, params.height, info);
   if (request.init_image) check_init_image(request);
   if (request.init_latents) check_init_latents(request, info);
+  check_vae_tiling(request.vae_tiling, info);
   return request;
 }
 

@@ -14,6 +14,7 @@
 #include "core/host_tensor.h"
 #include "core/rgb_image.h"
 #include "pipeline/diffusion_backend.h"
+#include "pipeline/vae_decode_plan.h"
 
 namespace websd {
 
@@ -35,6 +36,8 @@ struct GenerationRequest {
   std::optional<RgbImage> init_image;  // img2img when set
   // txt2img from given unscaled standard-normal latents [batch_count, C, h, w] instead of seeded ones.
   std::optional<HostTensor> init_latents;
+  // Whether the VAE decodes the image whole or in tiles (vae_decode_plan.h).
+  VaeTiling vae_tiling;
 };
 
 // Largest image side accepted. Larger sides exceed this machine class by far (a 4096x4096 VAE decode
@@ -52,7 +55,8 @@ inline constexpr int kMaxBatchCount = 10000;
 // sample_height/sample_width x vae_scale_factor) and checks the whole request: steps >= 1, a finite guidance
 // scale, sides that are positive multiples of vae_scale_factor x latent_size_multiple, an init image of
 // exactly that size, init latents of shape [batch_count, C, h, w], strength in (0, 1],
-// 1 <= batch_count <= kMaxBatchCount, and init latents not combined with an init image.
+// 1 <= batch_count <= kMaxBatchCount, init latents not combined with an init image, and a VAE tile
+// size that check_vae_tiling accepts.
 // Throws one websd::Error naming the bad value and how to fix it.
 GenerationRequest resolve_request(GenerationRequest request, const ModelInfo& info);
 

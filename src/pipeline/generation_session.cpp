@@ -9,6 +9,7 @@
 #include "pipeline/image_tensor.h"
 #include "pipeline/sampler_name.h"
 #include "pipeline/txt2img.h"
+#include "pipeline/vae_tile_grid.h"
 
 namespace websd {
 namespace {
@@ -65,6 +66,13 @@ bool GenerationSession::submit_prepare() {
     run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor,
                    params.width / info.vae_scale_factor};
     if (request_.init_image) run.init_image = Shape{1, 3, params.height, params.width};
+    decode_plan_ = plan_vae_decode(backend_, request_.vae_tiling, run.latents);
+    if (decode_plan_.tiles) run.decode_tile = decode_plan_.tiles->tile_shape();
+    if (progress_ && !decode_plan_.note.empty()) {
+      ProgressEvent note = event_;
+      note.note = decode_plan_.note;
+      progress_(note);
+    }
     backend_.check_memory(run);
     event_.stage = "encode prompt";
     if (progress_) progress_(event_);
@@ -186,22 +194,42 @@ void GenerationSession::submit_decode() {
                                 std::to_string(timesteps_.size()) + " done)");
   }
   require_nothing_pending("submit_decode");
-  event_.stage = "decode";
+  const std::optional<VaeTileGrid>& tiles = decode_plan_.tiles;
+  event_.stage = tiles ? "decode tiles" : "decode";
   event_.step = 0;
-  event_.total_steps = 1;
+  event_.total_steps = tiles ? static_cast<int>(tiles->count()) : 1;
   if (progress_) progress_(event_);
-  const DeviceTensor latents = backend_.upload(divided(latents_, backend_.info().vae_scaling_factor));
-  pending_.push_back(backend_.download(backend_.image_to_rgba(backend_.vae_decode(latents))));
+  const HostTensor latents = divided(latents_, backend_.info().vae_scaling_factor);
   pending_part_ = Part::kDecode;
+  if (!tiles) {
+    pending_.push_back(backend_.download(backend_.image_to_rgba(backend_.vae_decode(backend_.upload(latents)))));
+    return;
+  }
+  // One decode per tile, each read back to be blended on the host (finish_decode). On a device
+  // that runs calls as they come (the CPU) each step of the progress is one decoded tile.
+  for (std::size_t index = 0; index < tiles->count(); ++index) {
+    const DeviceTensor tile = backend_.upload(vae_latent_tile(latents, *tiles, index));
+    pending_.push_back(backend_.download(backend_.vae_decode(tile)));
+    event_.step = static_cast<int>(index + 1);
+    if (progress_ && event_.step < event_.total_steps) progress_(event_);
+  }
 }
 
 GeneratedImage GenerationSession::finish_decode() {
   if (pending_part_ != Part::kDecode) throw Error("pipeline", "finish_decode without a submitted decode");
   pending_part_ = Part::kNone;
   GeneratedImage result;
-  result.rgba = std::exchange(pending_, {})[0].wait();
+  std::vector<TensorDownload> downloads = std::exchange(pending_, {});
+  if (decode_plan_.tiles) {
+    std::vector<HostTensor> tiles;
+    for (TensorDownload& download : downloads) tiles.push_back(download.wait());
+    // The RGBA conversion on the host, in the float32 order of the compiled image_to_rgba.
+    result.rgba = decoded_to_rgba(blend_vae_tiles(*decode_plan_.tiles, tiles));
+  } else {
+    result.rgba = downloads[0].wait();
+  }
   require_finite(result.rgba, "the VAE decoder's image", kCheckWeightsHint);
-  event_.step = 1;
+  event_.step = event_.total_steps;
   if (progress_) progress_(event_);
   result.index = index_;
   result.seed = request_.params.seed + static_cast<std::uint64_t>(index_);

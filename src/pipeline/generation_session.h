@@ -12,7 +12,8 @@
 //       /* await the device until ready() */  // read-back too
 //       session.finish_step();                // the scheduler's step on the host
 //     }
-//     session.submit_decode();                // VAE decode and RGBA conversion on the device
+//     session.submit_decode();                // VAE decode and RGBA conversion on the device (or
+//                                             // each tile's decode, blended on the host)
 //     /* await the device until ready() */
 //     on_image(session.finish_decode());
 //   }
@@ -39,6 +40,7 @@
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/schedulers/scheduler.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
+#include "pipeline/vae_decode_plan.h"
 
 namespace websd {
 
@@ -79,8 +81,13 @@ class GenerationSession {
   // submit_step, then finish_step when a step was submitted.
   bool step();
   int steps_done() const { return static_cast<int>(step_); }
+  // How the images are decoded (whole or in tiles): decided by the first submit_prepare, from the
+  // request's vae_tiling and the memory available (vae_decode_plan.h).
+  const VaeDecodePlan& decode_plan() const { return decode_plan_; }
 
-  // Enqueues the decoding of the current image after its last step. Throws websd::Error if steps remain.
+  // Enqueues the decoding of the current image after its last step: the VAE decode and the RGBA
+  // conversion on the device, or, in tiles, each tile's decode and read-back (the progress's stage
+  // "decode tiles" counts them) to be blended on the host. Throws websd::Error if steps remain.
   void submit_decode();
   // Waits for the decoded image and returns it.
   GeneratedImage finish_decode();
@@ -104,6 +111,7 @@ class GenerationSession {
   std::optional<PromptIds> prompt_ids_;
   std::optional<DeviceTensor> context_;  // on the device, for every step of every image
   std::optional<LatentDistribution> distribution_;
+  VaeDecodePlan decode_plan_;
   bool prepared_ = false;
   // The image in progress.
   std::optional<TorchGenerator> generator_;

@@ -21,4 +21,12 @@ HostTensor call_image_to_rgba(DiffusionBackend& backend, const HostTensor& image
   return backend.download(backend.image_to_rgba(backend.upload(image))).wait();
 }
 
+HostTensor call_vae_decode_tiled(DiffusionBackend& backend, const HostTensor& latents, const VaeTileGrid& grid) {
+  std::vector<HostTensor> tiles;
+  for (std::size_t index = 0; index < grid.count(); ++index) {
+    tiles.push_back(call_vae_decode(backend, vae_latent_tile(latents, grid, index)));
+  }
+  return blend_vae_tiles(grid, tiles);
+}
+
 }  // namespace websd

@@ -76,6 +76,11 @@ ProgressPrinter::~ProgressPrinter() {
 }
 
 void ProgressPrinter::operator()(const ProgressEvent& event) {
+  if (!event.note.empty()) {
+    progress_line_end();
+    out_ << "websd: " << event.note << "\n" << std::flush;
+    return;
+  }
   const auto now = clock_();
   if (event.parts > 0) {  // within a step: most reports return here, after one clock read
     if (now - step_start_ < kSlowStep || now - last_print_ < (redraw_ ? kRedrawInterval : kLineInterval)) return;

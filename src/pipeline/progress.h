@@ -22,6 +22,9 @@ struct ProgressEvent {
   int total_steps = 1;
   int part = 0;   // within the step under way: parts (launches) done
   int parts = 0;  // and in all; 0: not a report within a step
+  // Not empty: a line to show the user once (how the run adapts, e.g. a decode in tiles), reported
+  // apart from the stage's progress.
+  std::string note{};
 };
 
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
@@ -43,7 +46,8 @@ void progress_line_open(std::ostream& out);
 // Records that the line opened on `out` was ended by its writer (no-op if another line is open).
 void progress_line_closed(std::ostream& out);
 
-// Prints each step's end (a terminal: every event, redrawn). Reports within a step are shown only when
+// Prints each step's end (a terminal: every event, redrawn), and each note as a line of its own
+// ("websd: <note>"). Reports within a step are shown only when
 // the step is slow (running for kSlowStep), at most every kRedrawInterval on a terminal and every
 // kLineInterval as lines elsewhere (logs); a fast step costs one clock read per report.
 class ProgressPrinter {

@@ -4,9 +4,11 @@
 //   unet:        prediction = 0.1 * sample + context[row][0][0] (per batch row)
 //   vae_decode:  pixel (y, x) of channel c = latent (c, y / 8, x / 8) (channel c < 3)
 //   vae_encode:  mean = 8x8 average of channel (c % 3), logvar = -2
+//   memory:      every run fits; a VAE decode fits unless decode_fit says otherwise
 // It records every call. Not thread-safe.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "pipeline/host_backend.h"
@@ -28,6 +30,12 @@ class FakeBackend : public HostBackend {
   std::pair<HostTensor, HostTensor> vae_encode(const HostTensor& image) override;
   HostTensor unet_on_host(const HostTensor& sample, double timestep, const HostTensor& context) override;
   HostTensor vae_decode_on_host(const HostTensor& latents) override;
+  // Records the run and the question; a decode fits when `decode_fit` is unset.
+  void check_memory(const RunShapes& run) override { memory_checks.push_back(run); }
+  DecodeFit vae_decode_fit(const Shape& latents) override {
+    fits_questions.push_back(latents);
+    return decode_fit ? decode_fit(latents) : DecodeFit::kFits;
+  }
 
   ModelInfo info_;
   std::int64_t hidden = 8;
@@ -35,6 +43,9 @@ class FakeBackend : public HostBackend {
   std::vector<UnetCall> unet_calls;
   std::vector<HostTensor> decode_calls;
   std::vector<HostTensor> encode_calls;
+  std::function<DecodeFit(const Shape&)> decode_fit;
+  std::vector<RunShapes> memory_checks;
+  std::vector<Shape> fits_questions;
 };
 
 }  // namespace websd::test

@@ -66,6 +66,19 @@ TEST(Progress, LineEndEndsAnOpenRedrawnLineOnce) {
   EXPECT_EQ(out.str(), ended);  // nothing more to end
 }
 
+// A note (e.g. the decode runs in tiles) is a line of its own, after the redrawn line it interrupts.
+TEST(Progress, ANoteIsALineOfItsOwn) {
+  std::ostringstream out;
+  ProgressPrinter printer(out, true);
+  printer({"denoise", 0, 1, 1, 4});
+  ProgressEvent note{"denoise", 0, 1, 1, 4};
+  note.note = "decoding in 4 tiles";
+  printer(note);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("1/4"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.find('\n')), "\nwebsd: decoding in 4 tiles\n") << text;
+}
+
 TEST(Progress, LineEndAfterAFinishedStageWritesNothing) {
   std::ostringstream out;
   {

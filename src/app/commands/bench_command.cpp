@@ -21,14 +21,17 @@
 #include "app/number_ranges.h"
 #include "app/openmp_policy.h"
 #include "app/process_stats.h"
+#include "app/vae_tiling_options.h"
 #include "app/weight_cache_options.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
 #include "pipeline/generation_params.h"
+#include "pipeline/host_calls.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
+#include "pipeline/vae_decode_plan.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "tuning/apply_tuning.h"
 
@@ -46,6 +49,7 @@ struct BenchOptions {
   bool profile = false;
   std::string tuning_db;
   WeightCacheOptions weight_cache;
+  VaeTiling vae_tiling;
 };
 
 struct Timing {
@@ -116,6 +120,7 @@ struct BenchResult {
   std::string path;
   std::int64_t width = 0, height = 0;
   Timing text, unet, vae;
+  std::size_t vae_tiles = 0;  // 0: the whole decode; else the tiles it ran in (--vae-tiling)
   std::uint64_t peak_rss = 0;
   double open_seconds = 0;          // --model: opening the checkpoint and checking every tensor
   std::uint64_t open_peak_rss = 0;  // peak RSS right after that
@@ -154,11 +159,23 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   result.unet = time_call(
       options.runs, [&] { backend.download(backend.unet(sample, 500.0, context_on_device)).wait(); },
       profile_into(result.unet_profile));
-  const DeviceTensor latents =
-      backend.upload(generator.randn({1, info.latent_channels, height / scale, width / scale}));
+  const HostTensor host_latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
+  const DeviceTensor latents = backend.upload(host_latents);
+  // The decode as generate would run it: whole, or in tiles (--vae-tiling, the memory available).
+  const VaeDecodePlan plan = plan_vae_decode(backend, options.vae_tiling, host_latents.shape);
+  if (!plan.note.empty()) std::cerr << "websd bench: " << plan.note << "\n";
+  result.vae_tiles = plan.tiles ? plan.tiles->count() : 0;
   backend.set_profile(nullptr);
   result.vae = time_call(
-      options.runs, [&] { backend.download(backend.vae_decode(latents)).wait(); }, profile_into(result.vae_profile));
+      options.runs,
+      [&] {
+        if (plan.tiles) {
+          call_vae_decode_tiled(backend, host_latents, *plan.tiles);
+        } else {
+          backend.download(backend.vae_decode(latents)).wait();
+        }
+      },
+      profile_into(result.vae_profile));
   backend.set_profile(nullptr);
   result.peak_rss = peak_rss_bytes();
 }
@@ -189,6 +206,7 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"text_encoder", entry(result.text, result.text_profile)},
           {"unet_step_cfg", entry(result.unet, result.unet_profile)},
           {"vae_decode", entry(result.vae, result.vae_profile)},
+          {"vae_decode_tiles", result.vae_tiles},
           {"peak_rss_bytes", result.peak_rss},
           {"open_s", result.open_seconds},
           {"open_peak_rss_bytes", result.open_peak_rss},
@@ -207,7 +225,9 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
   }
   row("text encoder (batch 2)", result.text);
   row("UNet step, CFG (batch 2)", result.unet);
-  row("VAE decode", result.vae);
+  const std::string decode =
+      result.vae_tiles ? "VAE decode, " + std::to_string(result.vae_tiles) + " tiles" : "VAE decode";
+  row(decode.c_str(), result.vae);
   std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(result.peak_rss) / (1024.0 * 1024.0 * 1024.0));
   if (options.profile) {
     print_profile("text encoder", result.text_profile, options.runs);
@@ -309,6 +329,7 @@ const bool registered = register_command(
        command.add_option("--tuning-db", options->tuning_db,
                           "tuning database from `websd tune`: kernels with a record use its parameters");
        add_weight_cache_option(command, options->weight_cache);
+       add_vae_tiling_options(command, options->vae_tiling);
        command.callback([options] { run_bench(*options); });
      }});
 

@@ -22,6 +22,7 @@
 #include "app/model_options.h"
 #include "app/number_ranges.h"
 #include "app/prompt_file.h"
+#include "app/vae_tiling_options.h"
 #include "app/weight_cache_options.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
@@ -59,6 +60,7 @@ struct GenerateOptions {
   bool force = false;
   std::string tuning_db;
   WeightCacheOptions weight_cache;
+  VaeTiling vae_tiling;
 };
 
 // out.png -> out-<index>.png when the run makes several images.
@@ -175,6 +177,7 @@ GenerationRequest build_request(const GenerateOptions& options) {
   if (options.strength) request.params.strength = *options.strength;
   if (!options.init_image.empty()) request.init_image = png_read_rgb(options.init_image);
   if (!options.init_latents.empty()) request.init_latents = read_init_latents(options.init_latents);
+  request.vae_tiling = options.vae_tiling;
   return request;
 }
 
@@ -328,6 +331,7 @@ void add_options(CLI::App& command, GenerateOptions& options) {
   command.add_option("--tuning-db", options.tuning_db,
                      "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
   add_weight_cache_option(command, options.weight_cache);
+  add_vae_tiling_options(command, options.vae_tiling);
 }
 
 const bool registered =
