@@ -317,6 +317,8 @@ void CheckpointBackend::use_weight_cache(std::shared_ptr<PreparedWeightCache> ca
   state_->use_weight_cache(std::move(cache));
 }
 
+bool CheckpointBackend::uses_weight_cache() const { return state_->clip_cached != nullptr; }
+
 bool CheckpointBackend::weight_cache_hit(const std::string& component) const {
   const CachedNetworkWeights* cached = component == "text_encoder" ? state_->clip_cached.get()
                                        : component == "unet"       ? state_->unet_cached.get()

@@ -72,6 +72,7 @@ class CheckpointBackend final : public HostBackend {
   // prepared_weight_cache.h); without it, every run prepares its weights from the checkpoint.
   // Must come before the first call; throws websd::Error after it.
   void use_weight_cache(std::shared_ptr<PreparedWeightCache> cache);
+  bool uses_weight_cache() const;
   // Whether `component` ("text_encoder", "unet", "vae") found its weights in the cache (as of now).
   bool weight_cache_hit(const std::string& component) const;
 

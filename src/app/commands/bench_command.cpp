@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
@@ -124,6 +125,8 @@ struct BenchResult {
   std::uint64_t peak_rss = 0;
   double open_seconds = 0;          // --model: opening the checkpoint and checking every tensor
   std::uint64_t open_peak_rss = 0;  // peak RSS right after that
+  // --model: whether each network found its prepared weights in the cache; empty when it is off.
+  std::map<std::string, bool> weight_cache_hits;
   runtime::OpProfile text_profile, unet_profile, vae_profile;
 };
 
@@ -148,9 +151,19 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   const auto profile_into = [&](runtime::OpProfile& profile) {
     return [&backend, &profile, &options] { backend.set_profile(options.profile ? &profile : nullptr); };
   };
+  // After a network's first call: whether the prepared-weight cache served it (--model runs).
+  const auto after_first_call = [&](const char* component, runtime::OpProfile& profile) {
+    return [&backend, &result, component, set_profile = profile_into(profile)] {
+      if constexpr (std::is_same_v<Backend, backends::CheckpointBackend>) {
+        if (backend.uses_weight_cache()) result.weight_cache_hits[component] = backend.weight_cache_hit(component);
+      }
+      set_profile();
+    };
+  };
   HostTensor context;
   result.text = time_call(
-      options.runs, [&] { context = backend.encode_text(ids, 2); }, profile_into(result.text_profile));
+      options.runs, [&] { context = backend.encode_text(ids, 2); },
+      after_first_call("text_encoder", result.text_profile));
   TorchGenerator generator(0);
   // Inputs on the device before timing, as the pipeline keeps them; each run waits for its output.
   const DeviceTensor sample = backend.upload(generator.randn({2, info.latent_channels, height / scale, width / scale}));
@@ -158,7 +171,7 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
   backend.set_profile(nullptr);
   result.unet = time_call(
       options.runs, [&] { backend.download(backend.unet(sample, 500.0, context_on_device)).wait(); },
-      profile_into(result.unet_profile));
+      after_first_call("unet", result.unet_profile));
   const HostTensor host_latents = generator.randn({1, info.latent_channels, height / scale, width / scale});
   const DeviceTensor latents = backend.upload(host_latents);
   // The decode as generate would run it: whole, or in tiles (--vae-tiling, the memory available).
@@ -175,7 +188,7 @@ void bench_backend(Backend& backend, const ClipTokenizer& tokenizer, const Bench
           backend.download(backend.vae_decode(latents)).wait();
         }
       },
-      profile_into(result.vae_profile));
+      after_first_call("vae", result.vae_profile));
   backend.set_profile(nullptr);
   result.peak_rss = peak_rss_bytes();
 }
@@ -191,6 +204,21 @@ std::string openmp_text() {
   const OpenmpPolicy policy = openmp_policy();
   return std::to_string(policy.threads) + " OpenMP threads, wait policy " + policy.wait_policy +
          (policy.set_by_websd ? " (websd's default)" : " (from the environment)");
+}
+
+// --model: what a run spends before its first denoising step computes: opening the checkpoint,
+// the text encoder's first call (compile, weights, run) and the UNet's first call less a step.
+double time_to_first_step(const BenchResult& result) {
+  return result.open_seconds + result.text.first_s + std::max(0.0, result.unet.first_s - result.unet.median_s);
+}
+
+std::string weight_cache_text(const BenchResult& result) {
+  if (result.weight_cache_hits.empty()) return "off";
+  std::string text;
+  for (const auto& [component, hit] : result.weight_cache_hits) {
+    text += (text.empty() ? "" : ", ") + component + (hit ? " hit" : " miss");
+  }
+  return text;
 }
 
 nlohmann::json result_json(const BenchResult& result, const BenchOptions& options) {
@@ -210,6 +238,8 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"peak_rss_bytes", result.peak_rss},
           {"open_s", result.open_seconds},
           {"open_peak_rss_bytes", result.open_peak_rss},
+          {"time_to_first_step_s", result.backend == "model" ? nlohmann::json(time_to_first_step(result)) : nullptr},
+          {"weight_cache", result.weight_cache_hits},
           {"openmp", openmp_json()}};
 }
 
@@ -228,6 +258,10 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
   const std::string decode =
       result.vae_tiles ? "VAE decode, " + std::to_string(result.vae_tiles) + " tiles" : "VAE decode";
   row(decode.c_str(), result.vae);
+  if (result.backend == "model") {
+    std::printf("%-28s %10.3f s   (open, first text encoder call, first UNet call less a step; weight cache: %s)\n",
+                "time to first step", time_to_first_step(result), weight_cache_text(result).c_str());
+  }
   std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(result.peak_rss) / (1024.0 * 1024.0 * 1024.0));
   if (options.profile) {
     print_profile("text encoder", result.text_profile, options.runs);
