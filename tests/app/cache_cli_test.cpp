@@ -16,10 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
-}
+using test::read_bytes;
 
 std::vector<std::string> generate_args(const std::string& out) {
   return {"generate", "--model",      test::fixture_path("tiny-sd15/model"),

@@ -70,30 +70,35 @@ std::size_t wpw_files(const std::string& dir) {
   return count;
 }
 
+// Every network run once on a fresh backend, with the prepared-weight cache in `cache_dir` (none
+// when empty): the outputs, and how many weights the run prepared from the checkpoint. The
+// backend is gone when it returns, so its cache writes have finished.
+struct BackendRun {
+  Outputs outputs;
+  std::size_t prepared = 0;
+};
+
+BackendRun run_backend(const std::string& model, const std::string& cache_dir, std::vector<std::string>* notices) {
+  backends::CheckpointBackend backend(model);
+  if (!cache_dir.empty()) backend.use_weight_cache(cache_in(cache_dir, notices));
+  BackendRun run;
+  run.outputs = run_networks(backend);
+  run.prepared = backend.loaded_weight_count();  // the network called last stays loaded (the VAE)
+  return run;
+}
+
 TEST(CheckpointWeightCache, ASecondRunMapsThePreparedWeightsAndComputesTheSameBits) {
   const std::string dir = test::make_temp_dir("weight-cache");
   const std::string model = write_model(dir + "/model", 1);
   std::vector<std::string> notices;
-  Outputs uncached;
-  {
-    backends::CheckpointBackend backend(model);
-    uncached = run_networks(backend);
-  }
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    expect_same_bits(run_networks(backend), uncached);
-    EXPECT_FALSE(backend.weight_cache_hit("unet"));
-  }  // the writes finish before the backend is gone
+  const Outputs uncached = run_backend(model, "", &notices).outputs;
+  const BackendRun first = run_backend(model, dir + "/cache", &notices);
+  expect_same_bits(first.outputs, uncached);
+  EXPECT_GT(first.prepared, 0u);
   EXPECT_EQ(wpw_files(dir + "/cache"), 3u);
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    const Outputs cached = run_networks(backend);
-    expect_same_bits(cached, uncached);
-    EXPECT_TRUE(backend.weight_cache_hit("vae"));  // the network called last stays loaded
-    EXPECT_EQ(backend.loaded_weight_count(), 0u);  // nothing was prepared from the checkpoint
-  }
+  const BackendRun second = run_backend(model, dir + "/cache", &notices);
+  expect_same_bits(second.outputs, uncached);
+  EXPECT_EQ(second.prepared, 0u);  // every weight came from the cache
   EXPECT_TRUE(notices.empty()) << notices.front();
 }
 
@@ -101,32 +106,16 @@ TEST(CheckpointWeightCache, ACopyFindsTheWeightsByContentAndOtherWeightsDoNot) {
   const std::string dir = test::make_temp_dir("weight-cache");
   const std::string model = write_model(dir + "/model", 1);
   std::vector<std::string> notices;
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    run_networks(backend);
-  }
+  run_backend(model, dir + "/cache", &notices);
   fs::copy(model, dir + "/copy", fs::copy_options::recursive);
-  {
-    backends::CheckpointBackend backend(dir + "/copy");
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    run_networks(backend);
-    EXPECT_EQ(backend.loaded_weight_count(), 0u);
-  }
+  EXPECT_EQ(run_backend(dir + "/copy", dir + "/cache", &notices).prepared, 0u);
   EXPECT_EQ(wpw_files(dir + "/cache"), 3u);
   // The same folder rewritten with other weights: the old files are stale for it.
   write_model(model, 2);
-  Outputs uncached;
-  {
-    backends::CheckpointBackend backend(model);
-    uncached = run_networks(backend);
-  }
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    expect_same_bits(run_networks(backend), uncached);
-    EXPECT_GT(backend.loaded_weight_count(), 0u);  // prepared from the checkpoint
-  }
+  const Outputs uncached = run_backend(model, "", &notices).outputs;
+  const BackendRun rewritten = run_backend(model, dir + "/cache", &notices);
+  expect_same_bits(rewritten.outputs, uncached);
+  EXPECT_GT(rewritten.prepared, 0u);
   EXPECT_EQ(wpw_files(dir + "/cache"), 6u);
   EXPECT_TRUE(notices.empty()) << notices.front();
 }
@@ -135,12 +124,7 @@ TEST(CheckpointWeightCache, ADamagedFileIsRemovedAndRebuiltNeverUsed) {
   const std::string dir = test::make_temp_dir("weight-cache");
   const std::string model = write_model(dir + "/model", 1);
   std::vector<std::string> notices;
-  Outputs first;
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    first = run_networks(backend);
-  }
+  const Outputs first = run_backend(model, dir + "/cache", &notices).outputs;
   // Damage one weight of every file (its first entry, as the header places it).
   for (const auto& entry : fs::directory_iterator(dir + "/cache")) {
     if (entry.path().extension() != ".wpw") continue;
@@ -152,26 +136,20 @@ TEST(CheckpointWeightCache, ADamagedFileIsRemovedAndRebuiltNeverUsed) {
     std::string text(header_bytes, '\0');
     file.seekg(24);
     file.read(text.data(), static_cast<std::streamsize>(text.size()));
-    const nlohmann::json first = nlohmann::json::parse(text)["entries"][0];
-    file.seekp(first["offset"].get<std::streamoff>() + first["bytes"].get<std::streamoff>() / 2);
+    const nlohmann::json placed = nlohmann::json::parse(text)["entries"][0];
+    file.seekp(placed["offset"].get<std::streamoff>() + placed["bytes"].get<std::streamoff>() / 2);
     file.put('\x5a');
     file.put('\xa5');
   }
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    expect_same_bits(run_networks(backend), first);
-    EXPECT_GT(backend.loaded_weight_count(), 0u);
-  }
+  const BackendRun damaged = run_backend(model, dir + "/cache", &notices);
+  expect_same_bits(damaged.outputs, first);
+  EXPECT_GT(damaged.prepared, 0u);
   EXPECT_EQ(notices.size(), 3u);
   for (const std::string& line : notices) EXPECT_NE(line.find("removed"), std::string::npos) << line;
   notices.clear();
-  {
-    backends::CheckpointBackend backend(model);
-    backend.use_weight_cache(cache_in(dir + "/cache", &notices));
-    expect_same_bits(run_networks(backend), first);
-    EXPECT_EQ(backend.loaded_weight_count(), 0u);  // rebuilt by the run before
-  }
+  const BackendRun rebuilt = run_backend(model, dir + "/cache", &notices);
+  expect_same_bits(rebuilt.outputs, first);
+  EXPECT_EQ(rebuilt.prepared, 0u);  // the damaged run wrote the files again
   EXPECT_TRUE(notices.empty()) << notices.front();
 }
 

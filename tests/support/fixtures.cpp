@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -66,6 +68,11 @@ std::string copy_fixture(const std::string& relative, const std::string& tag) {
   const std::string copy = make_temp_dir(tag) + "/" + source.filename().string();
   std::filesystem::copy(source, copy, std::filesystem::copy_options::recursive);
   return copy;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace websd::test

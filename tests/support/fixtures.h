@@ -15,5 +15,7 @@ std::string make_temp_dir(const std::string& tag);
 // A private copy of the fixture `relative` (a file or a folder) in a fresh temporary directory, for a
 // test that breaks it: <temp dir>/<its name>.
 std::string copy_fixture(const std::string& relative, const std::string& tag);
+// The whole content of the file at `path` ("" when it cannot be read), to compare outputs byte for byte.
+std::string read_bytes(const std::string& path);
 
 }  // namespace websd::test
