@@ -23,6 +23,7 @@
 #include "passes/launch_lowering.h"
 #include "passes/storage_dtype.h"
 #include "pipeline/generation_params.h"
+#include "pipeline/vae_decode_plan.h"
 
 namespace websd::compiler {
 namespace fs = std::filesystem;
@@ -73,6 +74,14 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   parts.push_back({"unet/config.json (batch 1)", "unet", unet_graph(unet, 1, latent_h, latent_w, tokens), "unet_b1"});
   parts.push_back({"unet/config.json (guided)", "unet", unet_cfg_graph(unet, latent_h, latent_w, tokens), ""});
   parts.push_back({"vae/config.json (decoder)", "vae", vae_decode_graph(vae, 1, latent_h, latent_w), ""});
+  // An image larger than one tile of the default tiled decode (vae_decode_plan.h) also gets a
+  // decoder of the tile's shape, so that `generate --artifact` can decode in tiles where the whole
+  // decode does not fit (its backend picks any vae_decode* function of the tile's shape).
+  const std::int64_t tile = VaeTiling{}.tile_size / scale;
+  if (latent_h > tile || latent_w > tile) {
+    parts.push_back({"vae/config.json (decoder, one tile)", "vae",
+                     vae_decode_graph(vae, 1, std::min(tile, latent_h), std::min(tile, latent_w)), "vae_decode_tile"});
+  }
   parts.push_back(
       {"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});
   parts.push_back(

@@ -12,10 +12,14 @@
 #include <cstdio>
 
 #include "backend_test_support.h"
+#include "compiler/build_artifact.h"
 #include "pipeline/host_calls.h"
 #include "pipeline/random/torch_generator.h"
+#include "pipeline/vae_decode_plan.h"
 #include "pipeline/vae_tile_grid.h"
 #include "support/error_text.h"
+#include "support/fixtures.h"
+#include "targets/cpu/codegen/cpu_target.h"
 
 namespace websd {
 namespace {
@@ -94,6 +98,27 @@ TEST(TiledDecode, AnArtifactWithoutADecoderOfTheTilesShapeNamesTheShapesItHolds)
             std::string::npos)
       << message;
   EXPECT_NE(message.find("choose a --vae-tile-size whose tiles it holds"), std::string::npos) << message;
+}
+
+// An artifact built for an image larger than one default tile (512 pixels) also holds a decoder of
+// the tile's shape (vae_decode_tile), so that --vae-tiling works on it with the default tiles.
+TEST(TiledDecode, AnArtifactLargerThanOneTileHoldsTheDefaultTilesDecoder) {
+  compiler::BuildOptions options;
+  options.checkpoint = std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(test::tiny_model_dir()));
+  options.out = test::make_temp_dir("tile-decoder") + "/wide.art";
+  options.width = 576;  // latents 64 x 72: tiles of 64 x 64
+  options.height = 512;
+  compiler::build_artifact(options, compiler::cpu_target());
+  backends::ArtifactBackend artifact(options.out);
+  const Shape latents_shape{1, 4, 64, 72};
+  const VaeTileGrid grid = make_vae_tile_grid(latents_shape, VaeTiling{}.tile_size / 8, 8);
+  EXPECT_EQ(grid.tile_shape(), (Shape{1, 4, 64, 64}));
+  EXPECT_EQ(artifact.vae_decode_fit(grid.tile_shape()), DecodeFit::kFits);
+  const HostTensor latents = TorchGenerator(4).randn(latents_shape);
+  const HostTensor compiled = call_vae_decode_tiled(artifact, latents, grid);
+  const HostTensor host = call_vae_decode_tiled(test::tiny_backend(), latents, grid);
+  ASSERT_EQ(compiled.shape, (Shape{1, 3, 512, 576}));
+  EXPECT_LT(test::relative_l2(compiled.data, host.data), 1e-5);
 }
 
 }  // namespace
