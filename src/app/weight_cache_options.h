@@ -18,8 +18,9 @@ struct WeightCacheOptions {
 
 void add_weight_cache_option(CLI::App& command, WeightCacheOptions& options);
 
-// The cache to use, or null when disabled; its notices go to stderr as "websd <command>: ...".
-// Throws websd::Error for a malformed WEBSD_WEIGHT_CACHE_MAX or when no cache folder can be named.
+// The cache to use, or null when disabled or when no cache folder can be named (neither
+// XDG_CACHE_HOME nor HOME set: said on stderr); its notices go to stderr as "websd <command>: ...".
+// Throws websd::Error for a malformed WEBSD_WEIGHT_CACHE_MAX.
 std::shared_ptr<backends::PreparedWeightCache> open_weight_cache(const WeightCacheOptions& options,
                                                                  const std::string& command);
 

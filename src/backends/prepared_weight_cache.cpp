@@ -76,7 +76,9 @@ std::optional<bool> abandoned_write(const fs::path& path) {
 PreparedWeightCache::PreparedWeightCache(PreparedWeightCacheOptions options) : options_(std::move(options)) {}
 
 std::string PreparedWeightCache::default_dir() {
-  return (fs::path(user_cache_dir("the prepared-weight cache", "pass --no-weight-cache")) / "prepared-weights")
+  return (fs::path(
+              user_cache_dir("the prepared-weight cache", "set one of them to keep prepared weights across runs")) /
+          "prepared-weights")
       .string();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -76,6 +77,21 @@ TEST(CacheCli, AMalformedBoundIsOneClearError) {
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.err.find("WEBSD_WEIGHT_CACHE_MAX='plenty' is not a size"), std::string::npos) << result.err;
   EXPECT_FALSE(fs::exists(dir + "/out.png"));
+}
+
+TEST(CacheCli, WithoutAHomeFolderGenerateRunsWithoutTheCache) {
+  const std::string dir = test::make_temp_dir("cache-cli");
+  const std::string home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  ASSERT_EQ(::unsetenv("XDG_CACHE_HOME"), 0);
+  ASSERT_EQ(::unsetenv("HOME"), 0);
+  const auto result = test::run_websd(generate_args(dir + "/out.png"));
+  if (!home.empty()) ASSERT_EQ(::setenv("HOME", home.c_str(), 1), 0);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("running without the prepared-weight cache: no place for the prepared-weight cache: "
+                            "neither XDG_CACHE_HOME nor HOME is set"),
+            std::string::npos)
+      << result.err;
+  EXPECT_TRUE(fs::exists(dir + "/out.png"));
 }
 
 }  // namespace
