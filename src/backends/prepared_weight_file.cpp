@@ -42,9 +42,10 @@ void write_u64(std::ostream& out, std::uint64_t value) {
 
 std::uint64_t checksum(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
-// The header's JSON text with every entry placed, and the offset after the last entry.
+// The header's JSON text with every entry placed; `offsets` gets each entry's offset and then the
+// offset after the last entry (the file's size).
 std::string header_text(const PreparedWeightsHeader& header, const std::vector<PreparedWeightData>& weights,
-                        bool with_checksums, std::uint64_t* file_bytes) {
+                        bool with_checksums, std::vector<std::uint64_t>& offsets) {
   // Offsets depend on the header's length, which depends on the offsets' digits: the data starts
   // after the longest header these entries can have (every number at its widest).
   constexpr std::uint64_t kWidest = std::numeric_limits<std::uint64_t>::max();
@@ -59,11 +60,12 @@ std::string header_text(const PreparedWeightsHeader& header, const std::vector<P
                       {"entries", entries}};
   std::uint64_t offset = align_up(kPrefixBytes + json.dump().size());
   for (std::size_t i = 0; i < weights.size(); ++i) {
+    offsets.push_back(offset);
     json["entries"][i]["offset"] = offset;
     json["entries"][i]["xxh3"] = with_checksums ? checksum(weights[i].bytes) : 0;
     offset += align_up(weights[i].bytes.size());
   }
-  if (file_bytes != nullptr) *file_bytes = offset;
+  offsets.push_back(offset);
   return json.dump();
 }
 
@@ -71,16 +73,15 @@ std::string header_text(const PreparedWeightsHeader& header, const std::vector<P
 
 std::uint64_t prepared_weight_file_bytes(const PreparedWeightsHeader& header,
                                          const std::vector<PreparedWeightData>& weights) {
-  std::uint64_t bytes = 0;
-  header_text(header, weights, false, &bytes);
-  return bytes;
+  std::vector<std::uint64_t> offsets;
+  header_text(header, weights, false, offsets);
+  return offsets.back();
 }
 
 void write_prepared_weight_file(const std::string& path, const PreparedWeightsHeader& header,
                                 const std::vector<PreparedWeightData>& weights) {
-  std::uint64_t file_bytes = 0;
-  const std::string text = header_text(header, weights, true, &file_bytes);
-  const nlohmann::json placed = nlohmann::json::parse(text);
+  std::vector<std::uint64_t> offsets;
+  const std::string text = header_text(header, weights, true, offsets);
   try {
     atomic_write_file(path, [&](std::ostream& out) {
       out.write(kMagic.data(), kMagic.size());
@@ -90,13 +91,13 @@ void write_prepared_weight_file(const std::string& path, const PreparedWeightsHe
       std::uint64_t at = kPrefixBytes + text.size();
       const std::vector<char> zeros(kAlignment, 0);
       for (std::size_t i = 0; i < weights.size(); ++i) {
-        const auto offset = placed["entries"][i]["offset"].get<std::uint64_t>();
+        const std::uint64_t offset = offsets[i];
         out.write(zeros.data(), static_cast<std::streamsize>(offset - at));
         out.write(reinterpret_cast<const char*>(weights[i].bytes.data()),
                   static_cast<std::streamsize>(weights[i].bytes.size()));
         at = offset + weights[i].bytes.size();
       }
-      out.write(zeros.data(), static_cast<std::streamsize>(file_bytes - at));
+      out.write(zeros.data(), static_cast<std::streamsize>(offsets.back() - at));
       if (!out) throw Error("cache", path + ": write failed (disk full?)");
     });
   } catch (const Error& error) {
