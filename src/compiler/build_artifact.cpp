@@ -186,6 +186,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   // Weights: each artifact tensor written once, in the form the kernels read.
   std::set<std::string> written;
   nlohmann::json launch_lists = nlohmann::json::object();
+  std::vector<runtime::LaunchList> lowered;
   nlohmann::json memory_plans = nlohmann::json::array();
   std::vector<artifact::FunctionSignature> signatures;
   for (const auto& function : compiled) {
@@ -220,14 +221,15 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
       report.weight_bytes += bytes.size();
     }
     const passes::MemoryPlan plan = passes::plan_memory(function, target.memory_limits());
-    const runtime::LaunchList list =
-        passes::lower_to_launch_list(function, plan, std::move(placements),
-                                     [&target](const graph::Node& node) { return target.launch_kernel(node); });
+    const runtime::LaunchList list = passes::lower_to_launch_list(
+        function, plan, std::move(placements),
+        [&target](const graph::Function& f, const graph::Node& node) { return target.lower_node(f, node); });
     std::size_t generated = 0;
     for (const auto& launch : list.launches) generated += list.kernel_of(launch).source == "file" ? 1 : 0;
     report.functions.push_back({function.symbol(), list.launches.size(), generated, plan.unplanned_bytes,
                                 plan.arena_bytes, plan.peak_live_bytes});
     launch_lists[function.symbol()] = runtime::launch_list_to_json(list);
+    lowered.push_back(list);
     memory_plans.push_back({{"function", function.symbol()},
                             {"arena_bytes", plan.arena_bytes},
                             {"arenas", plan.arenas},
@@ -241,6 +243,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   writer.set_section("launch_lists", launch_lists);
   writer.set_section("memory_plans", memory_plans);
   writer.set_section("kernels", kernel_section);
+  if (nlohmann::json requirements = target.device_requirements(lowered); !requirements.is_null()) {
+    writer.set_section("device_requirements", std::move(requirements));
+  }
   writer.set_section("model", {{"name", info.name},
                                {"latent_channels", info.latent_channels},
                                {"vae_scale_factor", info.vae_scale_factor},

@@ -1,13 +1,14 @@
 // What the compiler needs of a target to build an artifact for it (build_artifact.h). A target
 // describes itself statically: the ops its runtime executes, its pass list, its memory limits, the
-// kernel each launch runs, the form its weights are stored in and the kernels it generates, so an artifact for a device
-// can be built on a machine without that device. Targets are found by name in the registry (target_registry.h); runtime
-// libraries never link this.
+// launches each node runs as, the form its weights are stored in and the kernels it generates, so an artifact for a
+// device can be built on a machine without that device. Targets are found by name in the registry (target_registry.h);
+// runtime libraries never link this.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "graph/function.h"
 #include "graph/module.h"
+#include "passes/launch_lowering.h"
 #include "passes/memory_plan.h"
 #include "passes/pass_pipeline.h"
 #include "passes/weight_recipe.h"
@@ -59,8 +61,10 @@ class Target {
   virtual passes::Pipeline pass_list(const PassListHooks& hooks) const = 0;
   // The alignment of arena offsets and the largest buffer the target's device binds.
   virtual passes::MemoryLimits memory_limits() const = 0;
-  // The kernel a launch of `node` runs (passes::builtin_kernel for the runtime's own kernels).
-  virtual runtime::Kernel launch_kernel(const graph::Node& node) const = 0;
+  // The launches a node of a compiled function runs as (passes::builtin_lowering for the runtime's
+  // own kernels): kernels, and for GPU targets dispatch grids, uniforms and workspace.
+  virtual std::vector<passes::NodeLaunch> lower_node(const graph::Function& function,
+                                                     const graph::Node& node) const = 0;
   // The layout weight `id` of a compiled function is stored in; nullopt for plain row-major.
   virtual std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const = 0;
   // Generates (and, where the target needs it, compiles) the kernels of the compiled functions.
@@ -68,6 +72,9 @@ class Target {
                                             const std::function<void(const std::string&)>& progress) const = 0;
   // The device the artifact's kernels and weight layouts were made for (recorded in the model section).
   virtual std::string device_name() const = 0;
+  // What a device must offer to run these launch lists, for the manifest's `device_requirements`
+  // section (WebGPU: the limits and features to request from the adapter); null for none.
+  virtual nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const = 0;
 };
 
 }  // namespace websd::compiler

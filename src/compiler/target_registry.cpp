@@ -3,11 +3,19 @@
 #include "core/error.h"
 #include "core/message_text.h"
 #include "targets/cpu/codegen/cpu_target.h"
+#if WEBSD_TARGET_WEBGPU
+#include "targets/webgpu/codegen/webgpu_target.h"
+#endif
 
 namespace websd::compiler {
 
 const std::vector<const Target*>& registered_targets() {
-  static const std::vector<const Target*> targets = {&cpu_target()};
+  static const std::vector<const Target*> targets = {
+    &cpu_target(),
+#if WEBSD_TARGET_WEBGPU
+    &webgpu_target(),
+#endif
+  };
   return targets;
 }
 

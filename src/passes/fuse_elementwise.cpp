@@ -77,8 +77,11 @@ struct Group {
 
 class ElementwiseFuser {
  public:
-  explicit ElementwiseFuser(const graph::Function& function)
-      : function_(function), uses_(value_uses(function)), group_of_(function.nodes().size(), -1) {
+  ElementwiseFuser(const graph::Function& function, std::size_t max_inputs)
+      : function_(function),
+        max_inputs_(max_inputs),
+        uses_(value_uses(function)),
+        group_of_(function.nodes().size(), -1) {
     for (const graph::Node& node : function.nodes()) locals_.push_back(local_program(function, node));
   }
 
@@ -127,7 +130,7 @@ class ElementwiseFuser {
       std::set<ValueId> grown = leaves;
       grown.erase(id);
       grown.insert(function_.nodes()[producer].inputs.begin(), function_.nodes()[producer].inputs.end());
-      if (grown.size() > static_cast<std::size_t>(ops::kFusedMaxInputs)) continue;
+      if (grown.size() > max_inputs_) continue;
       leaves = std::move(grown);
       group_of_[producer] = static_cast<std::int32_t>(root);
       absorb_producers(producer, root, leaves);
@@ -227,6 +230,7 @@ class ElementwiseFuser {
   }
 
   const graph::Function& function_;
+  std::size_t max_inputs_;
   std::vector<int> uses_;
   std::vector<std::optional<LocalProgram>> locals_;
   std::vector<std::int32_t> group_of_;  // per node: its group's root node, or -1
@@ -234,6 +238,12 @@ class ElementwiseFuser {
 
 }  // namespace
 
-graph::Function fuse_elementwise(const graph::Function& function) { return ElementwiseFuser(function).run(); }
+graph::Function fuse_elementwise(const graph::Function& function, std::size_t max_inputs) {
+  if (max_inputs < 2 || max_inputs > static_cast<std::size_t>(ops::kFusedMaxInputs)) {
+    throw Error("compiler", "fuse_elementwise: max_inputs " + std::to_string(max_inputs) + " is outside 2.." +
+                                std::to_string(ops::kFusedMaxInputs));
+  }
+  return ElementwiseFuser(function, max_inputs).run();
+}
 
 }  // namespace websd::passes

@@ -14,10 +14,15 @@
 // fuse_conv_residual, fuse_norm_activation). Pure: returns a new function.
 #pragma once
 
+#include <cstddef>
+
 #include "graph/function.h"
+#include "ops/fused_program.h"
 
 namespace websd::passes {
 
-graph::Function fuse_elementwise(const graph::Function& function);
+// A group reads at most `max_inputs` distinct values (a target's storage bindings per kernel, less
+// the output: WebGPU offers 8 by default); producers that would exceed it stay out of the group.
+graph::Function fuse_elementwise(const graph::Function& function, std::size_t max_inputs = ops::kFusedMaxInputs);
 
 }  // namespace websd::passes

@@ -33,9 +33,20 @@ runtime::Kernel builtin_kernel(const graph::Node& node) {
 
 bool lowers_to_view(const std::string& op) { return op == "reshape"; }
 
+NodeLaunch single_launch(const graph::Node& node, runtime::Kernel kernel) {
+  NodeLaunch launch;
+  launch.kernel = std::move(kernel);
+  launch.attrs = node.attrs;
+  launch.uniforms.resize(static_cast<std::size_t>(launch.kernel.uniform_bytes));
+  return launch;
+}
+
+std::vector<NodeLaunch> builtin_lowering(const graph::Function&, const graph::Node& node) {
+  return {single_launch(node, builtin_kernel(node))};
+}
+
 runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,
-                                         std::vector<runtime::LaunchWeight> weights,
-                                         const KernelChooser& choose_kernel) {
+                                         std::vector<runtime::LaunchWeight> weights, const NodeLowering& lower_node) {
   if (weights.size() != function.weights().size()) {
     throw Error("compiler", function.symbol() + ": " + std::to_string(weights.size()) + " weight placements for " +
                                 std::to_string(function.weights().size()) + " weights");
@@ -75,28 +86,72 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
     list.input_names.push_back(function.value(id).name);
   }
   list.outputs = function.outputs();
+  // The workspace arena, appended once the first node asks for scratch and grown to the largest.
+  std::int32_t workspace_arena = -1;
   for (const auto& node : function.nodes()) {
     if (lowers_to_view(node.op->name)) continue;  // its value shares its input's bytes
-    runtime::Kernel kernel = choose_kernel(node);
-    if (kernel.bindings.size() != node.inputs.size() + node.outputs.size()) {
-      throw Error("compiler", function.symbol() + ": kernel '" + kernel.name + "' has " +
-                                  std::to_string(kernel.bindings.size()) + " binding slots for an '" + node.op->name +
-                                  "' node of " + std::to_string(node.inputs.size() + node.outputs.size()) +
-                                  " operands");
+    std::vector<NodeLaunch> launches = lower_node(function, node);
+    std::int64_t workspace_bytes = 0;
+    for (const NodeLaunch& launch : launches) workspace_bytes = std::max(workspace_bytes, launch.workspace_bytes);
+    std::int32_t workspace_value = -1;
+    if (workspace_bytes > 0) {
+      const std::int64_t aligned =
+          (workspace_bytes + plan.limits.alignment - 1) / plan.limits.alignment * plan.limits.alignment;
+      if (workspace_arena < 0) {
+        workspace_arena = static_cast<std::int32_t>(list.memory.arenas.size());
+        list.memory.arenas.push_back(0);
+      }
+      auto& arena_bytes = list.memory.arenas[static_cast<std::size_t>(workspace_arena)];
+      arena_bytes = std::max(arena_bytes, aligned);
+      runtime::LaunchValue scratch;
+      scratch.type = {DType::kF32, {(workspace_bytes + 3) / 4}};
+      scratch.arena = workspace_arena;
+      scratch.offset = 0;
+      workspace_value = static_cast<std::int32_t>(list.values.size());
+      list.values.push_back(std::move(scratch));
     }
-    const auto known = std::find_if(list.kernels.begin(), list.kernels.end(),
-                                    [&](const runtime::Kernel& k) { return k.name == kernel.name; });
-    if (known != list.kernels.end() && !same_kernel(*known, kernel)) {
-      throw Error("compiler", function.symbol() + ": two different kernels are both named '" + kernel.name + "'");
+    std::vector<graph::ValueId> operands = node.inputs;
+    operands.insert(operands.end(), node.outputs.begin(), node.outputs.end());
+    for (NodeLaunch& lowered : launches) {
+      runtime::Kernel& kernel = lowered.kernel;
+      if (lowered.operands.empty()) {
+        for (std::size_t o = 0; o < operands.size(); ++o) lowered.operands.push_back(static_cast<int>(o));
+      }
+      if (kernel.bindings.size() != lowered.operands.size()) {
+        throw Error("compiler", function.symbol() + ": kernel '" + kernel.name + "' has " +
+                                    std::to_string(kernel.bindings.size()) + " binding slots for an '" + node.op->name +
+                                    "' launch binding " + std::to_string(lowered.operands.size()) + " operands");
+      }
+      if (static_cast<std::int64_t>(lowered.uniforms.size()) != kernel.uniform_bytes) {
+        throw Error("compiler", function.symbol() + ": a launch of kernel '" + kernel.name + "' packs " +
+                                    std::to_string(lowered.uniforms.size()) + " uniform bytes for its " +
+                                    std::to_string(kernel.uniform_bytes));
+      }
+      runtime::Launch launch;
+      for (std::size_t slot = 0; slot < lowered.operands.size(); ++slot) {
+        const int operand = lowered.operands[slot];
+        const bool workspace = operand == kWorkspaceOperand;
+        if ((workspace && workspace_value < 0) ||
+            (!workspace && (operand < 0 || static_cast<std::size_t>(operand) >= operands.size()))) {
+          throw Error("compiler", function.symbol() + ": kernel '" + kernel.name + "' binds operand " +
+                                      std::to_string(operand) + " of an '" + node.op->name + "' node");
+        }
+        const std::int32_t value = workspace ? workspace_value : static_cast<std::int32_t>(operands[operand]);
+        launch.bindings.push_back({value, kernel.bindings[slot]});
+      }
+      const auto known = std::find_if(list.kernels.begin(), list.kernels.end(),
+                                      [&](const runtime::Kernel& k) { return k.name == kernel.name; });
+      if (known != list.kernels.end() && !same_kernel(*known, kernel)) {
+        throw Error("compiler", function.symbol() + ": two different kernels are both named '" + kernel.name + "'");
+      }
+      launch.kernel = static_cast<std::int32_t>(known - list.kernels.begin());
+      if (known == list.kernels.end()) list.kernels.push_back(std::move(kernel));
+      launch.attrs = std::move(lowered.attrs);
+      launch.dispatch = lowered.dispatch;
+      launch.uniforms = std::move(lowered.uniforms);
+      launch.workspace_bytes = lowered.workspace_bytes;
+      list.launches.push_back(std::move(launch));
     }
-    runtime::Launch launch;
-    launch.kernel = static_cast<std::int32_t>(known - list.kernels.begin());
-    if (known == list.kernels.end()) list.kernels.push_back(std::move(kernel));
-    launch.attrs = node.attrs;
-    for (const auto id : node.inputs) launch.bindings.push_back({id, runtime::Access::kRead});
-    for (const auto id : node.outputs) launch.bindings.push_back({id, runtime::Access::kWrite});
-    launch.uniforms.resize(static_cast<std::size_t>(list.kernels[launch.kernel].uniform_bytes));
-    list.launches.push_back(std::move(launch));
   }
   return list;
 }

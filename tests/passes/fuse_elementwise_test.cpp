@@ -174,6 +174,13 @@ TEST(FuseElementwise, AGroupNeverExceedsTheInputLimit) {
   EXPECT_EQ(test::count_op(result, "add"), 0u);
   EXPECT_GE(test::count_op(result, "fused_elementwise"), 3u);
   for (const graph::Node& node : result.nodes()) EXPECT_LE(node.inputs.size(), 64u);
+  // A target's smaller limit (WebGPU: 8 storage bindings, one for the output) holds the same way.
+  const graph::Function capped = fuse_elementwise(function, 7);
+  verify(capped);
+  EXPECT_EQ(test::count_op(capped, "add"), 0u);
+  EXPECT_GE(test::count_op(capped, "fused_elementwise"), 150u / 6);
+  for (const graph::Node& node : capped.nodes()) EXPECT_LE(node.inputs.size(), 7u);
+  test::expect_error_mentions([&] { fuse_elementwise(function, 1); }, {"max_inputs 1 is outside 2..64"});
 }
 
 // The CPU target's passes before fusion (as CpuExecutor runs them).

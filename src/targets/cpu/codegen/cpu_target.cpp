@@ -85,7 +85,7 @@ passes::MemoryLimits CpuTarget::memory_limits() const { return {}; }
 
 // Fused elementwise groups run as entry points of the generated library, every other op as the
 // runtime's own kernel.
-runtime::Kernel CpuTarget::launch_kernel(const graph::Node& node) const {
+std::vector<passes::NodeLaunch> CpuTarget::lower_node(const graph::Function&, const graph::Node& node) const {
   runtime::Kernel kernel = passes::builtin_kernel(node);
   if (node.op->name == "fused_elementwise") {
     kernel.source = "file";
@@ -93,7 +93,7 @@ runtime::Kernel CpuTarget::launch_kernel(const graph::Node& node) const {
     kernel.entry = node.attrs.get_string("kernel", node.op->name);
     kernel.name = kernel.entry;
   }
-  return kernel;
+  return {passes::single_launch(node, std::move(kernel))};
 }
 
 std::optional<WeightLayout> CpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {
@@ -136,6 +136,9 @@ GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled,
 }
 
 std::string CpuTarget::device_name() const { return tuning::cpu_device_name(); }
+
+// Host memory has no limits worth stating: the executor checks arenas against the device at load.
+nlohmann::json CpuTarget::device_requirements(const std::vector<runtime::LaunchList>&) const { return nullptr; }
 
 const CpuTarget& cpu_target() {
   static const CpuTarget target;

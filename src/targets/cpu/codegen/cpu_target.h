@@ -15,11 +15,12 @@ class CpuTarget : public Target {
   bool supports(const std::string& op) const override;
   passes::Pipeline pass_list(const PassListHooks& hooks) const override;
   passes::MemoryLimits memory_limits() const override;
-  runtime::Kernel launch_kernel(const graph::Node& node) const override;
+  std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node) const override;
   std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
   GeneratedKernels generate_kernels(const graph::Module& compiled,
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
+  nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const override;
 };
 
 const CpuTarget& cpu_target();

@@ -1,0 +1,547 @@
+#include "targets/webgpu/codegen/webgpu_lowering.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "graph/op_registry.h"
+#include "targets/webgpu/codegen/wgsl_fused_elementwise.h"
+#include "targets/webgpu/codegen/wgsl_generated_kernels.h"
+#include "targets/webgpu/codegen/wgsl_module.h"
+
+namespace websd::webgpu {
+namespace {
+
+using runtime::Access;
+using Dispatch = std::array<std::int64_t, 3>;
+
+struct PlannedLaunch {
+  std::string entry;
+  Dispatch dispatch{1, 1, 1};
+  std::vector<int> operands;  // per storage binding: node operand index or kWorkspaceOperand
+  std::vector<Access> access;
+};
+
+// One WGSL module and the launches a node makes of it.
+struct KernelPlan {
+  std::string text;  // the complete module
+  std::string stem;  // its file's name without .wgsl
+  std::array<std::int64_t, 3> workgroup{kElementwiseWorkgroup, 1, 1};
+  std::vector<ParamField> params;
+  std::map<std::string, double> values;
+  std::vector<PlannedLaunch> launches;
+  std::int64_t workspace_bytes = 0;
+};
+
+[[noreturn]] void refuse(const graph::Function& function, const graph::Node& node, const std::string& what) {
+  throw Error("codegen", "webgpu: function '" + function.symbol() + "', op '" + node.op->name + "': " + what);
+}
+
+const TensorType& type_of(const graph::Function& function, graph::ValueId id) { return function.value(id).type; }
+
+std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
+  std::int64_t p = 1;
+  for (std::size_t a = begin; a < end && a < shape.size(); ++a) p *= shape[a];
+  return p;
+}
+
+// A template specialized: constants prepended, every binding writable, the storage bindings in
+// `unused` (optional operands the constants switch off) dropped, named by its text.
+KernelPlan from_template(const std::string& family, const std::vector<WgslConstant>& constants,
+                         std::vector<ParamField> params, const std::vector<std::string>& unused = {}) {
+  KernelPlan plan;
+  plan.text =
+      wgsl_drop_bindings(wgsl_all_bindings_writable(wgsl_constant_lines(constants) + wgsl_template(family)), unused);
+  plan.stem = family + "_" + text_digest(plan.text);
+  plan.params = std::move(params);
+  return plan;
+}
+
+// The standard launch of a one-entry family: operands `reads` read, then `writes` written.
+PlannedLaunch plain_launch(const std::string& entry, Dispatch dispatch, std::vector<int> reads,
+                           std::vector<int> writes) {
+  PlannedLaunch launch{entry, dispatch, {}, {}};
+  for (const int r : reads) {
+    launch.operands.push_back(r);
+    launch.access.push_back(Access::kRead);
+  }
+  for (const int w : writes) {
+    launch.operands.push_back(w);
+    launch.access.push_back(Access::kWrite);
+  }
+  return launch;
+}
+
+LoweredNode finish(KernelPlan plan) {
+  LoweredNode lowered;
+  const std::string file = "kernels/" + plan.stem + ".wgsl";
+  std::vector<std::byte> uniforms;
+  if (!plan.params.empty()) uniforms = pack_params(plan.params, plan.values);
+  for (PlannedLaunch& planned : plan.launches) {
+    passes::NodeLaunch launch;
+    launch.kernel.name = plan.stem + ":" + planned.entry;
+    launch.kernel.source = "file";
+    launch.kernel.entry = planned.entry;
+    launch.kernel.file = file;
+    launch.kernel.workgroup_size = plan.workgroup;
+    launch.kernel.bindings = planned.access;
+    launch.kernel.uniforms = uniform_fields(plan.params);
+    launch.kernel.uniform_bytes = plan.params.empty() ? 0 : uniform_bytes(plan.params);
+    launch.operands = std::move(planned.operands);
+    launch.dispatch = planned.dispatch;
+    launch.uniforms = uniforms;
+    launch.workspace_bytes = plan.workspace_bytes;
+    for (const auto d : launch.dispatch) {
+      if (d < 1 || d > kMaxWorkgroupsPerDimension) throw Error("codegen", plan.stem + ": dispatch out of range");
+    }
+    lowered.launches.push_back(std::move(launch));
+  }
+  lowered.files.emplace_back(file, std::move(plan.text));
+  return lowered;
+}
+
+const std::vector<ParamField>& matmul_params() {
+  static const std::vector<ParamField> params = {{"M", "u32"},        {"N", "u32"},       {"K", "u32"},
+                                                 {"lda", "u32"},      {"ldw", "u32"},     {"ldo", "u32"},
+                                                 {"tiles_m", "u32"},  {"batch", "u32"},   {"stride_x", "u32"},
+                                                 {"stride_w", "u32"}, {"stride_o", "u32"}};
+  return params;
+}
+
+// The register-tiled GEMM's constants (the templates' defaults; tuned tiers come later).
+std::vector<WgslConstant> gemm_constants(bool bias, bool residual) {
+  return {{"BM", "u32", 64},
+          {"BN", "u32", 64},
+          {"BK", "u32", 16},
+          {"TM", "u32", 4},
+          {"TN", "u32", 4},
+          {"HAS_BIAS", "bool", bias ? 1.0 : 0.0},
+          {"HAS_RESIDUAL", "bool", residual ? 1.0 : 0.0},
+          {"ACTIVATION", "u32", 0}};
+}
+constexpr std::int64_t kGemmBM = 64, kGemmBN = 64;
+constexpr std::array<std::int64_t, 3> kGemmWorkgroup{16, 16, 1};
+
+// x [.., K] @ w[N, K]^T (+ bias): leading dims fold into M; or batched a[b] @ bT[b]^T.
+LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
+                       bool weight_batched, bool bias) {
+  std::vector<std::string> unused = {"residual"};
+  if (!bias) unused.push_back("bias");
+  KernelPlan plan = from_template("matmul", gemm_constants(bias, false), matmul_params(), unused);
+  plan.workgroup = kGemmWorkgroup;
+  const std::int64_t tiles_m = ceil_div(M, kGemmBM);
+  plan.values = {{"M", M},
+                 {"N", N},
+                 {"K", K},
+                 {"lda", K},
+                 {"ldw", K},
+                 {"ldo", N},
+                 {"tiles_m", tiles_m},
+                 {"batch", batch},
+                 {"stride_x", M * K},
+                 {"stride_w", weight_batched ? N * K : 0},
+                 {"stride_o", M * N}};
+  const int out = static_cast<int>(node.inputs.size());
+  std::vector<int> reads = {0, 1};
+  if (bias) reads.push_back(2);
+  plan.launches.push_back(plain_launch("matmul", fold_yz(ceil_div(N, kGemmBN), tiles_m * batch), reads, {out}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_linear(const graph::Function& function, const graph::Node& node) {
+  const TensorType& x = type_of(function, node.inputs[0]);
+  const TensorType& w = type_of(function, node.inputs[1]);
+  const std::int64_t K = w.shape[1], N = w.shape[0];
+  return lower_gemm(node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3);
+}
+
+LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node) {
+  if (node.attrs.get_int("transpose_b", 0, "matmul") == 0) {
+    refuse(function, node, "only transpose_b=1 is implemented (a @ b^T, both read along K)");
+  }
+  const Shape& a = type_of(function, node.inputs[0]).shape;
+  const Shape& b = type_of(function, node.inputs[1]).shape;
+  const Shape& out = type_of(function, node.outputs[0]).shape;
+  const std::int64_t M = a[a.size() - 2], K = a.back(), N = b[b.size() - 2];
+  const std::int64_t batch = product(out, 0, out.size() - 2);
+  const std::int64_t a_batch = product(a, 0, a.size() - 2), b_batch = product(b, 0, b.size() - 2);
+  if (a_batch != batch || (b_batch != batch && b_batch != 1)) {
+    refuse(function, node, "a's batch dimensions must be the output's and b's equal to them or all 1");
+  }
+  return lower_gemm(node, M, N, K, batch, b_batch != 1, false);
+}
+
+LoweredNode lower_conv(const graph::Function& function, const graph::Node& node) {
+  const Shape& x = type_of(function, node.inputs[0]).shape;  // N, H, W, C
+  const Shape& w = type_of(function, node.inputs[1]).shape;  // O, C, KH, KW (stored [O, KH, KW, C])
+  const Shape& out = type_of(function, node.outputs[0]).shape;
+  const bool residual = node.inputs.size() == 4;
+  KernelPlan plan = from_template("conv2d_nhwc", gemm_constants(true, residual),
+                                  {{"N", "u32"},
+                                   {"H", "u32"},
+                                   {"W", "u32"},
+                                   {"C", "u32"},
+                                   {"OH", "u32"},
+                                   {"OW", "u32"},
+                                   {"O", "u32"},
+                                   {"KH", "u32"},
+                                   {"KW", "u32"},
+                                   {"stride", "u32"},
+                                   {"pad", "u32"},
+                                   {"M", "u32"},
+                                   {"K", "u32"},
+                                   {"tiles_m", "u32"}},
+                                  residual ? std::vector<std::string>{} : std::vector<std::string>{"residual"});
+  plan.workgroup = kGemmWorkgroup;
+  const std::int64_t M = out[0] * out[1] * out[2], tiles_m = ceil_div(M, kGemmBM);
+  plan.values = {{"N", x[0]},
+                 {"H", x[1]},
+                 {"W", x[2]},
+                 {"C", x[3]},
+                 {"OH", out[1]},
+                 {"OW", out[2]},
+                 {"O", w[0]},
+                 {"KH", w[2]},
+                 {"KW", w[3]},
+                 {"stride", static_cast<double>(node.attrs.get_int("stride", 1, "conv2d_nhwc"))},
+                 {"pad", static_cast<double>(node.attrs.get_int("padding", 0, "conv2d_nhwc"))},
+                 {"M", M},
+                 {"K", w[1] * w[2] * w[3]},
+                 {"tiles_m", tiles_m}};
+  const int out_operand = static_cast<int>(node.inputs.size());
+  std::vector<int> reads = {0, 1, 2};
+  if (residual) reads.push_back(3);
+  plan.launches.push_back(plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kGemmBN), tiles_m), reads, {out_operand}));
+  return finish(std::move(plan));
+}
+
+// Workgroup memory of the attention template's tiles (its header's formula).
+std::int64_t attention_shared_bytes(std::int64_t d, std::int64_t dv, std::int64_t tpr, std::int64_t bq,
+                                    std::int64_t bkv) {
+  return 4 * (bkv * (d + dv) + (tpr > 1 ? bq * tpr * (bkv + 1) : 1));
+}
+
+LoweredNode lower_attention(const graph::Function& function, const graph::Node& node) {
+  const Shape& q = type_of(function, node.inputs[0]).shape;  // B, H, Sq, D
+  const Shape& k = type_of(function, node.inputs[1]).shape;
+  const Shape& v = type_of(function, node.inputs[2]).shape;
+  const std::int64_t B = q[0], H = q[1], Sq = q[2], D = q[3], Skv = k[2], Dv = v[3];
+  const std::int64_t tpr = D <= 48 ? 1 : D <= 96 ? 2 : 4;
+  const std::int64_t bq = tpr == 1 ? 128 : tpr == 2 ? 64 : 32;
+  if ((D / tpr) % 4 != 0 || (Dv / tpr) % 4 != 0 || D % tpr != 0 || Dv % tpr != 0) {
+    refuse(function, node,
+           "head dimensions " + std::to_string(D) + "/" + std::to_string(Dv) + " must split into multiples of 4 over " +
+               std::to_string(tpr) + " threads per row");
+  }
+  std::int64_t bkv = 0;
+  for (const std::int64_t candidate : {32, 16, 8, 4}) {
+    if (attention_shared_bytes(D, Dv, tpr, bq, candidate) <= 16384) {
+      bkv = candidate;
+      break;
+    }
+  }
+  if (bkv == 0) refuse(function, node, "head dimension " + std::to_string(D) + " needs more than 16 KiB of tiles");
+  const bool causal = node.attrs.get_int("causal", 0, "attention") != 0;
+  std::vector<ParamField> params = {{"H", "u32"}, {"Sq", "u32"}, {"Skv", "u32"}, {"scale", "f32"}};
+  for (const char* t : {"q", "k", "v", "o"}) {
+    for (const char* f : {"off", "sb", "sh", "ss"}) params.push_back({std::string(t) + "_" + f, "u32"});
+  }
+  params.push_back({"bh", "u32"});
+  KernelPlan plan = from_template("attention",
+                                  {{"HEAD_DIM", "u32", static_cast<double>(D)},
+                                   {"HEAD_DIM_V", "u32", static_cast<double>(Dv)},
+                                   {"TPR", "u32", static_cast<double>(tpr)},
+                                   {"BQ", "u32", static_cast<double>(bq)},
+                                   {"BKV", "u32", static_cast<double>(bkv)},
+                                   {"CAUSAL", "bool", causal ? 1.0 : 0.0}},
+                                  std::move(params));
+  plan.workgroup = {bq * tpr, 1, 1};
+  plan.values = {
+      {"H", H}, {"Sq", Sq}, {"Skv", Skv}, {"scale", node.attrs.get_float("scale", "attention")}, {"bh", B * H}};
+  const auto dense = [&](const char* t, std::int64_t S, std::int64_t d) {
+    plan.values[std::string(t) + "_off"] = 0;
+    plan.values[std::string(t) + "_sb"] = static_cast<double>(H * S * d);
+    plan.values[std::string(t) + "_sh"] = static_cast<double>(S * d);
+    plan.values[std::string(t) + "_ss"] = static_cast<double>(d);
+  };
+  dense("q", Sq, D);
+  dense("k", Skv, D);
+  dense("v", Skv, Dv);
+  dense("o", Sq, Dv);
+  plan.launches.push_back(plain_launch("attention", fold_yz(ceil_div(Sq, bq), B * H), {0, 1, 2}, {3}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_group_norm(const graph::Function& function, const graph::Node& node) {
+  const Shape& x = type_of(function, node.inputs[0]).shape;  // N, H, W, C
+  const std::int64_t N = x[0], HW = x[1] * x[2], C = x[3], G = node.attrs.get_int("groups", "group_norm_nhwc");
+  const std::int64_t Cg = C / G;
+  const std::int64_t chunk_pixels = std::max(ceil_div(2048, Cg), ceil_div(HW, kMaxWorkgroupsPerDimension));
+  const std::int64_t n_chunks = ceil_div(HW, chunk_pixels);
+  const std::int64_t total = N * HW * C, stats_off = 2 * N * G * n_chunks;
+  const bool silu = node.attrs.has("activation");
+  KernelPlan plan = from_template("group_norm_nhwc", {{"SILU", "bool", silu ? 1.0 : 0.0}},
+                                  {{"N", "u32"},
+                                   {"HW", "u32"},
+                                   {"C", "u32"},
+                                   {"G", "u32"},
+                                   {"Cg", "u32"},
+                                   {"chunk_pixels", "u32"},
+                                   {"n_chunks", "u32"},
+                                   {"eps", "f32"},
+                                   {"total", "u32"},
+                                   {"stats_off", "u32"}});
+  plan.values = {{"N", N},
+                 {"HW", HW},
+                 {"C", C},
+                 {"G", G},
+                 {"Cg", Cg},
+                 {"chunk_pixels", chunk_pixels},
+                 {"n_chunks", n_chunks},
+                 {"eps", node.attrs.get_float("eps", "group_norm_nhwc")},
+                 {"total", total},
+                 {"stats_off", stats_off}};
+  plan.workspace_bytes = 4 * (stats_off + 2 * N * G);
+  if (N > kMaxWorkgroupsPerDimension || G > kMaxWorkgroupsPerDimension) refuse(function, node, "too many groups");
+  // Every launch binds x, gamma, beta, out and the workspace; the first writes the workspace,
+  // the second reads and writes it, the last reads it and writes out.
+  const int ws = passes::kWorkspaceOperand;
+  plan.launches.push_back({"gn_partial",
+                           {n_chunks, G, N},
+                           {0, 1, 2, 3, ws},
+                           {Access::kRead, Access::kRead, Access::kRead, Access::kWrite, Access::kWrite}});
+  plan.launches.push_back({"gn_reduce",
+                           fold_1d(N * G),
+                           {0, 1, 2, 3, ws},
+                           {Access::kRead, Access::kRead, Access::kRead, Access::kWrite, Access::kReadWrite}});
+  plan.launches.push_back({"gn_apply",
+                           fold_1d(ceil_div(total, kElementwiseWorkgroup)),
+                           {0, 1, 2, 3, ws},
+                           {Access::kRead, Access::kRead, Access::kRead, Access::kWrite, Access::kRead}});
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_layer_norm(const graph::Function& function, const graph::Node& node) {
+  const TensorType& x = type_of(function, node.inputs[0]);
+  const std::int64_t D = x.shape.back(), rows = x.numel() / D;
+  KernelPlan plan = from_template("layer_norm", {}, {{"rows", "u32"}, {"D", "u32"}, {"eps", "f32"}});
+  plan.values = {{"rows", rows}, {"D", D}, {"eps", node.attrs.get_float("eps", "layer_norm")}};
+  plan.launches.push_back(plain_launch("layer_norm", fold_1d(rows), {0, 1, 2}, {3}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_softmax(const graph::Function& function, const graph::Node& node) {
+  const TensorType& x = type_of(function, node.inputs[0]);
+  const std::int64_t axis = node.attrs.get_int("axis", -1, "softmax");
+  if (axis != -1 && axis != x.rank() - 1)
+    refuse(function, node, "attribute 'axis' = " + std::to_string(axis) + ": only the last axis is implemented");
+  const std::int64_t D = x.shape.back(), rows = x.numel() / D;
+  KernelPlan plan = from_template("softmax", {}, {{"rows", "u32"}, {"D", "u32"}});
+  plan.values = {{"rows", rows}, {"D", D}};
+  plan.launches.push_back(plain_launch("softmax", fold_1d(rows), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_geglu(const graph::Function& function, const graph::Node& node) {
+  const TensorType& out = type_of(function, node.outputs[0]);
+  const std::int64_t F = out.shape.back(), total = out.numel();
+  KernelPlan plan = from_template("geglu", {}, {{"total", "u32"}, {"F", "u32"}});
+  plan.values = {{"total", total}, {"F", F}};
+  plan.launches.push_back(plain_launch("geglu", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+// Shape ops of rank <= 6, padded with leading axes of 1 (stride 0).
+std::vector<std::int64_t> pad6(const graph::Function& function, const graph::Node& node,
+                               const std::vector<std::int64_t>& values, std::int64_t fill) {
+  if (values.size() > 6) refuse(function, node, "rank " + std::to_string(values.size()) + " > 6");
+  std::vector<std::int64_t> padded(6 - values.size(), fill);
+  padded.insert(padded.end(), values.begin(), values.end());
+  return padded;
+}
+
+void set6(KernelPlan& plan, const std::string& name, const std::vector<std::int64_t>& values) {
+  for (int a = 0; a < 6; ++a) plan.values[name + std::to_string(a)] = static_cast<double>(values[a]);
+}
+
+std::vector<ParamField> fields6(const std::string& name) {
+  std::vector<ParamField> fields;
+  for (int a = 0; a < 6; ++a) fields.push_back({name + std::to_string(a), "u32"});
+  return fields;
+}
+
+LoweredNode lower_permute(const graph::Function& function, const graph::Node& node) {
+  const Shape& dims = type_of(function, node.inputs[0]).shape;
+  const Shape& out = type_of(function, node.outputs[0]).shape;
+  const std::vector<std::int64_t>& perm = node.attrs.get_ints("perm", "permute");
+  std::vector<std::int64_t> strides(dims.size()), permuted;
+  for (std::size_t a = 0; a < dims.size(); ++a) strides[a] = product(dims, a + 1, dims.size());
+  for (const auto a : perm) permuted.push_back(strides[static_cast<std::size_t>(a < 0 ? a + dims.size() : a)]);
+  std::vector<ParamField> params = {{"total", "u32"}};
+  for (const auto& f : fields6("d")) params.push_back(f);
+  for (const auto& f : fields6("s")) params.push_back(f);
+  KernelPlan plan = from_template("permute", {}, std::move(params));
+  const std::int64_t total = product(dims, 0, dims.size());
+  plan.values["total"] = static_cast<double>(total);
+  set6(plan, "d", pad6(function, node, out, 1));
+  set6(plan, "s", pad6(function, node, permuted, 0));
+  plan.launches.push_back(plain_launch("permute", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+std::size_t axis_of(const graph::Node& node, const char* op, std::int64_t rank) {
+  const std::int64_t axis = node.attrs.get_int("axis", op);
+  return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+}
+
+LoweredNode lower_slice(const graph::Function& function, const graph::Node& node) {
+  const Shape& dims = type_of(function, node.inputs[0]).shape;
+  const std::size_t axis = axis_of(node, "slice", static_cast<std::int64_t>(dims.size()));
+  const std::int64_t start = node.attrs.get_int("start", "slice"), end = node.attrs.get_int("end", "slice");
+  const std::int64_t inner = product(dims, axis + 1, dims.size()), outer = product(dims, 0, axis);
+  const std::int64_t total = outer * (end - start) * inner;
+  KernelPlan plan = from_template(
+      "slice", {}, {{"total", "u32"}, {"inner", "u32"}, {"len_out", "u32"}, {"len_in", "u32"}, {"start", "u32"}});
+  plan.values = {
+      {"total", total}, {"inner", inner}, {"len_out", end - start}, {"len_in", dims[axis]}, {"start", start}};
+  plan.launches.push_back(plain_launch("slice", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_concat(const graph::Function& function, const graph::Node& node) {
+  if (node.inputs.size() != 2) {
+    refuse(function, node, "a concat of " + std::to_string(node.inputs.size()) + " inputs (two are implemented)");
+  }
+  const Shape& a = type_of(function, node.inputs[0]).shape;
+  const Shape& b = type_of(function, node.inputs[1]).shape;
+  const std::size_t axis = axis_of(node, "concat", static_cast<std::int64_t>(a.size()));
+  const std::int64_t inner = product(a, axis + 1, a.size()), outer = product(a, 0, axis);
+  const std::int64_t total = outer * (a[axis] + b[axis]) * inner;
+  KernelPlan plan =
+      from_template("concat", {}, {{"total", "u32"}, {"inner", "u32"}, {"len_a", "u32"}, {"len_b", "u32"}});
+  plan.values = {{"total", total}, {"inner", inner}, {"len_a", a[axis]}, {"len_b", b[axis]}};
+  plan.launches.push_back(plain_launch("concat", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0, 1}, {2}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_pad(const graph::Function& function, const graph::Node& node) {
+  if (node.attrs.get_float("value", 0.0, "pad") != 0.0) refuse(function, node, "padding with a value other than 0");
+  const Shape& dims = type_of(function, node.inputs[0]).shape;
+  const Shape& out = type_of(function, node.outputs[0]).shape;
+  const std::vector<std::int64_t>& pads = node.attrs.get_ints("pads", "pad");
+  std::vector<std::int64_t> before;
+  for (std::size_t a = 0; a < dims.size(); ++a) before.push_back(pads[2 * a]);
+  std::vector<ParamField> params = {{"total", "u32"}};
+  for (const char* name : {"od", "id", "b"}) {
+    for (const auto& f : fields6(name)) params.push_back(f);
+  }
+  KernelPlan plan = from_template("pad", {}, std::move(params));
+  const std::int64_t total = product(out, 0, out.size());
+  plan.values["total"] = static_cast<double>(total);
+  set6(plan, "od", pad6(function, node, out, 1));
+  set6(plan, "id", pad6(function, node, dims, 1));
+  set6(plan, "b", pad6(function, node, before, 0));
+  plan.launches.push_back(plain_launch("pad", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_upsample(const graph::Function& function, const graph::Node& node) {
+  const Shape& x = type_of(function, node.inputs[0]).shape;  // N, H, W, C
+  const std::int64_t scale = node.attrs.get_int("scale", "upsample_nearest_nhwc");
+  const std::int64_t total = x[0] * x[1] * scale * x[2] * scale * x[3];
+  KernelPlan plan = from_template("upsample_nearest_nhwc", {},
+                                  {{"total", "u32"}, {"H", "u32"}, {"W", "u32"}, {"C", "u32"}, {"scale", "u32"}});
+  plan.values = {{"total", total}, {"H", x[1]}, {"W", x[2]}, {"C", x[3]}, {"scale", scale}};
+  plan.launches.push_back(
+      plain_launch("upsample_nearest_nhwc", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0}, {1}));
+  return finish(std::move(plan));
+}
+
+LoweredNode lower_gather_rows(const graph::Function& function, const graph::Node& node) {
+  const Shape& table = type_of(function, node.inputs[0]).shape;
+  const TensorType& ids = type_of(function, node.inputs[1]);
+  if (ids.dtype != DType::kI32) {
+    refuse(function, node, "ids are " + std::string(dtype_name(ids.dtype)) + "; WGSL reads i32 (narrow_index_inputs)");
+  }
+  const std::int64_t total = ids.numel() * table[1];
+  KernelPlan plan =
+      from_template("gather_rows", {}, {{"total", "u32"}, {"D", "u32"}, {"row_begin", "u32"}, {"rows", "u32"}});
+  plan.values = {{"total", total}, {"D", table[1]}, {"row_begin", 0}, {"rows", table[0]}};
+  plan.launches.push_back(plain_launch("gather_rows", fold_1d(ceil_div(total, kElementwiseWorkgroup)), {0, 1}, {2}));
+  return finish(std::move(plan));
+}
+
+// A generated module (fused elementwise, constant): one entry "main", no uniforms.
+LoweredNode lower_generated(GeneratedWgsl generated, std::size_t inputs) {
+  KernelPlan plan;
+  plan.text = std::move(generated.text);
+  plan.stem = generated.family + "_" + text_digest(plan.text);
+  std::vector<int> reads;
+  for (std::size_t i = 0; i < inputs; ++i) reads.push_back(static_cast<int>(i));
+  plan.launches.push_back(plain_launch("main", fold_1d(ceil_div(generated.threads, kElementwiseWorkgroup)), reads,
+                                       {static_cast<int>(inputs)}));
+  return finish(std::move(plan));
+}
+
+}  // namespace
+
+bool webgpu_lowers(const std::string& op) {
+  static const std::set<std::string> ops = {"linear",
+                                            "matmul",
+                                            "conv2d_nhwc",
+                                            "attention",
+                                            "group_norm_nhwc",
+                                            "layer_norm",
+                                            "softmax",
+                                            "geglu",
+                                            "permute",
+                                            "slice",
+                                            "concat",
+                                            "pad",
+                                            "upsample_nearest_nhwc",
+                                            "gather_rows",
+                                            "constant",
+                                            "fused_elementwise"};
+  return ops.count(op) > 0;
+}
+
+LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node) {
+  const std::string& op = node.op->name;
+  for (const auto id : node.outputs) {
+    const DType dtype = type_of(function, id).dtype;
+    if (dtype != DType::kF32) {
+      refuse(function, node, "output dtype " + std::string(dtype_name(dtype)) + " (this tier computes in f32)");
+    }
+  }
+  if (op == "linear") return lower_linear(function, node);
+  if (op == "matmul") return lower_matmul(function, node);
+  if (op == "conv2d_nhwc") return lower_conv(function, node);
+  if (op == "attention") return lower_attention(function, node);
+  if (op == "group_norm_nhwc") return lower_group_norm(function, node);
+  if (op == "layer_norm") return lower_layer_norm(function, node);
+  if (op == "softmax") return lower_softmax(function, node);
+  if (op == "geglu") return lower_geglu(function, node);
+  if (op == "permute") return lower_permute(function, node);
+  if (op == "slice") return lower_slice(function, node);
+  if (op == "concat") return lower_concat(function, node);
+  if (op == "pad") return lower_pad(function, node);
+  if (op == "upsample_nearest_nhwc") return lower_upsample(function, node);
+  if (op == "gather_rows") return lower_gather_rows(function, node);
+  if (op == "constant") {
+    return lower_generated(
+        constant_wgsl(node.attrs.get_floats("values", "constant"), type_of(function, node.outputs[0]).numel()), 0);
+  }
+  if (op == "fused_elementwise") {
+    std::vector<TensorType> inputs;
+    for (const auto id : node.inputs) inputs.push_back(type_of(function, id));
+    return lower_generated(fused_elementwise_wgsl(ops::fused_program_from_attrs(node.attrs, node.inputs.size()), inputs,
+                                                  type_of(function, node.outputs[0])),
+                           node.inputs.size());
+  }
+  refuse(function, node, "no WGSL kernel for this op");
+}
+
+}  // namespace websd::webgpu

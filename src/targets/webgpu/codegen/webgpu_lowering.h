@@ -1,0 +1,32 @@
+// How the webgpu target runs each node of a compiled function: the WGSL module (a specialized
+// template of src/targets/webgpu/kernels, or a kernel generated for a fused elementwise program or
+// a constant), its launches with their bindings, packed uniforms and dispatch grids (the contract
+// in src/targets/webgpu/kernels/README.md), and any workspace. WebGpuTarget::lower_node returns
+// the launches; generate_kernels collects the files by lowering every node the same way.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/function.h"
+#include "passes/launch_lowering.h"
+
+namespace websd::webgpu {
+
+struct LoweredNode {
+  std::vector<passes::NodeLaunch> launches;
+  std::vector<std::pair<std::string, std::string>> files;  // artifact path -> WGSL text
+};
+
+// Whether lower_webgpu_node handles op `op` (views, passes::lowers_to_view, are not asked).
+bool webgpu_lowers(const std::string& op);
+
+// Throws websd::Error("codegen") naming the function, the op and the attribute or shape that the
+// target's kernels do not implement (a concat of more than two inputs, padding with a value other
+// than 0, softmax over an axis other than the last, a matmul without transpose_b, a head
+// dimension not a multiple of 4 per thread, ...).
+LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node);
+
+}  // namespace websd::webgpu

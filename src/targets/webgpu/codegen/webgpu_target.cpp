@@ -1,0 +1,168 @@
+#include "targets/webgpu/codegen/webgpu_target.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "graph/op_registry.h"
+#include "passes/channels_last.h"
+#include "passes/fuse_conv_residual.h"
+#include "passes/fuse_elementwise.h"
+#include "passes/fuse_norm_activation.h"
+#include "passes/merge_qkv.h"
+#include "passes/narrow_index_inputs.h"
+#include "passes/verify.h"
+#include "targets/webgpu/codegen/webgpu_lowering.h"
+
+namespace websd::compiler {
+namespace {
+
+// WebGPU's default limits (the spec's), which every adapter offers.
+constexpr std::int64_t kDefaultMaxBufferSize = std::int64_t{256} << 20;
+constexpr std::int64_t kDefaultMaxBindingSize = std::int64_t{128} << 20;
+constexpr std::int64_t kDefaultStorageBuffersPerStage = 8;
+constexpr std::int64_t kDefaultInvocationsPerWorkgroup = 256;
+constexpr std::int64_t kStorageOffsetAlignment = 256;
+// The layout name of a convolution weight repacked for the implicit-GEMM template.
+constexpr const char* kConvLayout = "webgpu_o_kh_kw_c";
+
+// The composites and layout ops that the pass list turns into ops the kernels run (group_norm,
+// conv2d and upsample_nearest become their channels-last forms).
+bool kept_before_lowering(const std::string& op) {
+  return op == "group_norm" || op == "conv2d" || op == "upsample_nearest" || webgpu::webgpu_lowers(op);
+}
+
+std::int64_t value_bytes(const TensorType& type) {
+  return type.numel() * static_cast<std::int64_t>(dtype_size(type.dtype));
+}
+
+}  // namespace
+
+std::string WebGpuTarget::name() const { return "webgpu"; }
+
+std::string WebGpuTarget::summary() const { return "WebGPU (browser tab, or Node with Dawn): WGSL kernels, f32"; }
+
+bool WebGpuTarget::supports(const std::string& op) const { return kept_before_lowering(op); }
+
+passes::Pipeline WebGpuTarget::pass_list(const PassListHooks& hooks) const {
+  passes::Pipeline pipeline = passes::default_pipeline([this](const std::string& op) { return supports(op); });
+  pipeline.pop_back();  // its closing verify: ours comes after the webgpu passes
+  const auto step = [](const char* name, graph::Function (*pass)(const graph::Function&)) {
+    return passes::Pass{name, [pass](const graph::Function& f, passes::PassNotes&) { return pass(f); }};
+  };
+  pipeline.push_back(step("channels_last", passes::to_channels_last));
+  pipeline.push_back(step("fuse_conv_residual", passes::fuse_conv_residual));
+  pipeline.push_back(step("fuse_norm_activation", passes::fuse_norm_activation));
+  pipeline.push_back({"merge_qkv", [on_recipes = hooks.on_recipes](const graph::Function& f, passes::PassNotes& notes) {
+                        passes::MergeQkvResult merged = passes::merge_qkv(f);
+                        if (!merged.recipes.empty()) {
+                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
+                                          " weights");
+                        }
+                        if (on_recipes) on_recipes(f.symbol(), merged.recipes);
+                        return std::move(merged.function);
+                      }});
+  // A kernel binds each input and its output: at most 8 storage buffers per stage by default.
+  pipeline.push_back({"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) {
+                        return passes::fuse_elementwise(f, kDefaultStorageBuffersPerStage - 1);
+                      }});
+  pipeline.push_back(step("narrow_index_inputs", passes::narrow_index_inputs));
+  pipeline.push_back({"verify", [](const graph::Function& f, passes::PassNotes&) {
+                        passes::verify(f);
+                        return f;
+                      }});
+  return pipeline;
+}
+
+passes::MemoryLimits WebGpuTarget::memory_limits() const { return {kStorageOffsetAlignment, kDefaultMaxBufferSize}; }
+
+std::vector<passes::NodeLaunch> WebGpuTarget::lower_node(const graph::Function& function,
+                                                         const graph::Node& node) const {
+  return webgpu::lower_webgpu_node(function, node).launches;
+}
+
+std::optional<WeightLayout> WebGpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {
+  for (const graph::Node& node : function.nodes()) {
+    if (node.op->name != "conv2d_nhwc" || node.inputs[1] != id) continue;
+    const Shape shape = function.value(id).type.shape;  // O, C, KH, KW
+    return WeightLayout{kConvLayout, [shape](const std::vector<float>& oihw) {
+                          const std::int64_t O = shape[0], C = shape[1], KH = shape[2], KW = shape[3];
+                          std::vector<float> packed(oihw.size());
+                          for (std::int64_t o = 0; o < O; ++o) {
+                            for (std::int64_t c = 0; c < C; ++c) {
+                              for (std::int64_t kh = 0; kh < KH; ++kh) {
+                                for (std::int64_t kw = 0; kw < KW; ++kw) {
+                                  packed[static_cast<std::size_t>(((o * KH + kh) * KW + kw) * C + c)] =
+                                      oihw[static_cast<std::size_t>(((o * C + c) * KH + kh) * KW + kw)];
+                                }
+                              }
+                            }
+                          }
+                          return packed;
+                        }};
+  }
+  return std::nullopt;
+}
+
+GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled,
+                                                const std::function<void(const std::string&)>& progress) const {
+  GeneratedKernels generated;
+  std::map<std::string, std::string> files;  // path -> text, each once
+  for (const graph::Function* function : compiled.functions()) {
+    for (const graph::Node& node : function->nodes()) {
+      if (passes::lowers_to_view(node.op->name)) continue;
+      webgpu::LoweredNode lowered = webgpu::lower_webgpu_node(*function, node);
+      for (auto& [path, text] : lowered.files) files.emplace(path, std::move(text));
+      for (const auto& launch : lowered.launches) {
+        const auto known = std::find_if(generated.kernels.begin(), generated.kernels.end(),
+                                        [&](const auto& k) { return k.first == launch.kernel.name; });
+        if (known == generated.kernels.end()) generated.kernels.emplace_back(launch.kernel.name, launch.kernel.file);
+      }
+    }
+  }
+  if (progress) progress("wrote " + std::to_string(files.size()) + " WGSL modules");
+  for (auto& [path, text] : files) {
+    const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+    generated.files.emplace_back(path, std::vector<std::byte>(begin, begin + text.size()));
+  }
+  return generated;
+}
+
+std::string WebGpuTarget::device_name() const { return "webgpu"; }
+
+nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::LaunchList>& lists) const {
+  std::int64_t buffer = kDefaultMaxBufferSize, binding = kDefaultMaxBindingSize;
+  std::int64_t storage_buffers = kDefaultStorageBuffersPerStage, invocations = kDefaultInvocationsPerWorkgroup;
+  for (const runtime::LaunchList& list : lists) {
+    for (const auto arena : list.memory.arenas) buffer = std::max(buffer, arena);
+    // Weights are stored in f32 on the device whatever the artifact's storage dtype.
+    for (const auto& weight : list.weights) buffer = std::max(buffer, 4 * weight.type.numel());
+    for (const auto& kernel : list.kernels) {
+      storage_buffers = std::max<std::int64_t>(storage_buffers, static_cast<std::int64_t>(kernel.bindings.size()));
+      invocations =
+          std::max(invocations, kernel.workgroup_size[0] * kernel.workgroup_size[1] * kernel.workgroup_size[2]);
+    }
+    for (const auto& launch : list.launches) {
+      for (const auto& b : launch.bindings) {
+        const runtime::LaunchValue& value = list.values[static_cast<std::size_t>(b.value)];
+        const std::int64_t bytes =
+            value.placement == runtime::Placement::kWeight ? 4 * value.type.numel() : value_bytes(value.type);
+        binding = std::max(binding, bytes);
+      }
+    }
+  }
+  buffer = std::max(buffer, binding);
+  return {{"limits",
+           {{"maxBufferSize", buffer},
+            {"maxStorageBufferBindingSize", binding},
+            {"maxStorageBuffersPerShaderStage", storage_buffers},
+            {"maxComputeInvocationsPerWorkgroup", invocations}}},
+          {"features", nlohmann::json::array()}};
+}
+
+const WebGpuTarget& webgpu_target() {
+  static const WebGpuTarget target;
+  return target;
+}
+
+}  // namespace websd::compiler

@@ -1,0 +1,124 @@
+// The webgpu target's lowering of single nodes (webgpu_lowering.h): the launches, bindings,
+// packed uniforms and dispatch grids the templates' contract asks for, the WGSL it writes
+// (optional operands dropped, every binding writable), and the shapes and attributes it refuses
+// with a message naming function, op and what is missing.
+#include "targets/webgpu/codegen/webgpu_lowering.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "graph/function_builder.h"
+#include "support/error_text.h"
+
+namespace websd::webgpu {
+namespace {
+
+using runtime::Access;
+using websd::test::error_of;
+
+std::uint32_t u32_at(const std::vector<std::byte>& bytes, std::size_t field) {
+  std::uint32_t value = 0;
+  std::memcpy(&value, bytes.data() + 4 * field, 4);
+  return value;
+}
+
+const std::string& text_of(const LoweredNode& lowered) { return lowered.files.at(0).second; }
+
+TEST(WebGpuLowering, ALinearWithoutBiasBindsThreeBuffersAndPacksItsShape) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {2, 5, 32}});
+  function.set_outputs({b.op("linear", {x, b.weight("w", {96, 32})})});
+  const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0]);
+  ASSERT_EQ(lowered.launches.size(), 1u);
+  const passes::NodeLaunch& launch = lowered.launches[0];
+  EXPECT_EQ(launch.kernel.entry, "matmul");
+  EXPECT_EQ(launch.kernel.source, "file");
+  EXPECT_EQ(launch.kernel.file, lowered.files[0].first);
+  EXPECT_EQ(launch.kernel.bindings, (std::vector<Access>{Access::kRead, Access::kRead, Access::kWrite}));
+  EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2}));
+  ASSERT_EQ(launch.uniforms.size(), 48u);      // 11 fields, padded to 16 bytes
+  EXPECT_EQ(u32_at(launch.uniforms, 0), 10u);  // M: the batch dims folded in
+  EXPECT_EQ(u32_at(launch.uniforms, 1), 96u);  // N
+  EXPECT_EQ(u32_at(launch.uniforms, 2), 32u);  // K
+  EXPECT_EQ(u32_at(launch.uniforms, 6), 1u);   // tiles_m
+  EXPECT_EQ(u32_at(launch.uniforms, 9), 0u);   // stride_w: one shared weight
+  EXPECT_EQ(launch.dispatch, (std::array<std::int64_t, 3>{2, 1, 1}));
+  const std::string& text = text_of(lowered);
+  EXPECT_NE(text.find("var<private> bias: array<f32, 1>;"), std::string::npos);
+  EXPECT_NE(text.find("var<private> residual: array<f32, 1>;"), std::string::npos);
+  EXPECT_NE(text.find("@group(0) @binding(2) var<storage, read_write> out"), std::string::npos);
+  EXPECT_NE(text.find("@group(0) @binding(3) var<uniform> params"), std::string::npos);
+  EXPECT_EQ(text.find("var<storage, read>"), std::string::npos);
+  EXPECT_EQ(text.rfind("const BM: u32 = 64u;", 0), 0u);
+}
+
+TEST(WebGpuLowering, GroupNormIsThreeLaunchesOverOneWorkspace) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {2, 16, 16, 64}});
+  function.set_outputs({b.op("group_norm_nhwc", {x, b.weight("g", {64}), b.weight("b", {64})},
+                             {{"groups", std::int64_t{32}}, {"eps", 1e-6}, {"activation", std::string("silu")}})});
+  const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0]);
+  ASSERT_EQ(lowered.launches.size(), 3u);
+  EXPECT_EQ(lowered.files.size(), 1u);
+  // Cg = 2: chunks of 1024 pixels, so one chunk of the 256.
+  EXPECT_EQ(lowered.launches[0].kernel.entry, "gn_partial");
+  EXPECT_EQ(lowered.launches[0].dispatch, (std::array<std::int64_t, 3>{1, 32, 2}));
+  EXPECT_EQ(lowered.launches[1].kernel.entry, "gn_reduce");
+  EXPECT_EQ(lowered.launches[1].dispatch, (std::array<std::int64_t, 3>{64, 1, 1}));
+  EXPECT_EQ(lowered.launches[2].kernel.entry, "gn_apply");
+  EXPECT_EQ(lowered.launches[2].dispatch, (std::array<std::int64_t, 3>{128, 1, 1}));
+  for (const auto& launch : lowered.launches) {
+    EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2, 3, passes::kWorkspaceOperand}));
+    EXPECT_EQ(launch.workspace_bytes, 4 * (2 * 2 * 32 * 1 + 2 * 2 * 32));
+    EXPECT_EQ(launch.uniforms, lowered.launches[0].uniforms);
+  }
+  EXPECT_EQ(lowered.launches[0].kernel.bindings[4], Access::kWrite);
+  EXPECT_EQ(lowered.launches[1].kernel.bindings[4], Access::kReadWrite);
+  EXPECT_EQ(lowered.launches[2].kernel.bindings[4], Access::kRead);
+  EXPECT_NE(text_of(lowered).find("const SILU: bool = true;"), std::string::npos);
+}
+
+TEST(WebGpuLowering, FusedProgramsBecomeGeneratedKernelsWithBroadcastOffsets) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {4, 3}});
+  const auto bias = b.input("bias", {DType::kF32, {3}});
+  function.set_outputs({b.op("fused_elementwise", {x, bias},
+                             {{"program", std::string("in0 in1 add gelu c0 mul")},
+                              {"constants", std::vector<double>{0.5}},
+                              {"kernel", std::string("f_fused_elementwise_0")}})});
+  const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0]);
+  ASSERT_EQ(lowered.launches.size(), 1u);
+  EXPECT_EQ(lowered.launches[0].kernel.entry, "main");
+  EXPECT_EQ(lowered.launches[0].kernel.uniform_bytes, 0);
+  EXPECT_EQ(lowered.launches[0].kernel.bindings, (std::vector<Access>{Access::kRead, Access::kRead, Access::kWrite}));
+  const std::string& text = text_of(lowered);
+  EXPECT_NE(text.find("fn erf_f32"), std::string::npos);
+  EXPECT_NE(text.find("if (idx >= 12u)"), std::string::npos);
+  EXPECT_NE(text.find("in1[0u + c1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("= 0.5;"), std::string::npos) << text;
+  // The same program on the same shapes is the same module (one pipeline).
+  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[0]).files[0].first, lowered.files[0].first);
+}
+
+TEST(WebGpuLowering, WhatTheKernelsDoNotImplementIsRefusedByName) {
+  graph::Function function("g");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {2, 3}});
+  const auto ids = b.input("ids", {DType::kI64, {4}});
+  function.set_outputs({b.concat({x, x, x}, 0), b.matmul(x, b.input("y", {DType::kF32, {3, 2}})),
+                        b.op("gather_rows", {b.weight("t", {9, 3}), ids})});
+  const auto& nodes = function.nodes();
+  EXPECT_NE(error_of([&] {
+              lower_webgpu_node(function, nodes[0]);
+            }).find("function 'g', op 'concat': a concat of 3 inputs (two are implemented)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { lower_webgpu_node(function, nodes[1]); }).find("only transpose_b=1"), std::string::npos);
+  EXPECT_NE(error_of([&] { lower_webgpu_node(function, nodes[2]); }).find("narrow_index_inputs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace websd::webgpu

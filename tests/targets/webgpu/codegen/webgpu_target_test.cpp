@@ -1,0 +1,117 @@
+// `websd build --target webgpu` on the tiny fixture model (compiler side of issue 20): every op of
+// the SD graphs lowers to WGSL, the launch lists pass the runtime's reader, every kernel is a WGSL
+// file of the artifact whose bindings match its table entry (all read_write, consecutive, the
+// uniform block last), token ids are int32, convolution weights are repacked, and the manifest
+// states the limits a device must offer.
+#include "targets/webgpu/codegen/webgpu_target.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "compiler/build_artifact.h"
+#include "compiler/target_registry.h"
+#include "import/diffusers_checkpoint.h"
+#include "runtime/launch_list.h"
+#include "support/fixtures.h"
+
+namespace websd::compiler {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
+}
+
+// The fixture built once for the suite.
+const std::string& fixture_artifact() {
+  static const std::string out = [] {
+    const std::string dir = websd::test::make_temp_dir("webgpu-target") + "/art";
+    BuildOptions options;
+    options.checkpoint = std::make_shared<const DiffusersCheckpoint>(
+        DiffusersCheckpoint::open(websd::test::fixture_path("tiny-sd15/model")));
+    options.out = dir;
+    build_artifact(options, find_target("webgpu"));
+    return dir;
+  }();
+  return out;
+}
+
+nlohmann::json manifest() { return nlohmann::json::parse(read_text(fixture_artifact() + "/manifest.json")); }
+
+TEST(WebGpuTarget, IsRegisteredAndSupportsTheSdOpsButNotInventedOnes) {
+  EXPECT_EQ(&find_target("webgpu"), &webgpu_target());
+  for (const char* op : {"linear", "attention", "conv2d", "group_norm", "layer_norm", "geglu", "fused_elementwise"}) {
+    EXPECT_TRUE(webgpu_target().supports(op)) << op;
+  }
+  EXPECT_FALSE(webgpu_target().supports("timestep_embedding"));  // lowered to primitives
+  EXPECT_FALSE(webgpu_target().supports("warp_drive"));
+}
+
+TEST(WebGpuTarget, TheFixtureBuildsWithEveryKernelAWgslFileOfTheArtifact) {
+  const nlohmann::json m = manifest();
+  EXPECT_EQ(m["target"], "webgpu");
+  const nlohmann::json& lists = m["sections"]["launch_lists"];
+  for (const char* symbol : {"clip", "unet", "unet_cfg", "vae_decode", "vae_encode", "image_to_rgba"}) {
+    ASSERT_TRUE(lists.contains(symbol)) << symbol;
+  }
+  const std::regex storage(R"(@group\(0\) @binding\((\d+)\) var<storage, read_write>)");
+  const std::regex uniform(R"(@group\(0\) @binding\((\d+)\) var<uniform>)");
+  std::size_t kernels = 0;
+  for (const auto& [symbol, json] : lists.items()) {
+    const runtime::LaunchList list = runtime::launch_list_from_json(json);  // the runtime's checks
+    for (const runtime::Kernel& kernel : list.kernels) {
+      ++kernels;
+      ASSERT_EQ(kernel.source, "file") << symbol << " " << kernel.name;
+      const std::string text = read_text(fixture_artifact() + "/" + kernel.file);
+      ASSERT_FALSE(text.empty()) << kernel.file;
+      EXPECT_EQ(text.find("var<storage, read>"), std::string::npos) << kernel.file;
+      EXPECT_NE(text.find("fn " + kernel.entry + "("), std::string::npos) << kernel.file << " " << kernel.entry;
+      std::size_t count = 0;
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), storage); it != std::sregex_iterator(); ++it) {
+        EXPECT_EQ(std::stoul((*it)[1]), count++) << kernel.file;
+      }
+      EXPECT_EQ(count, kernel.bindings.size()) << kernel.file;
+      std::smatch match;
+      if (kernel.uniform_bytes > 0) {
+        ASSERT_TRUE(std::regex_search(text, match, uniform)) << kernel.file;
+        EXPECT_EQ(std::stoul(match[1]), count) << kernel.file;
+      } else {
+        EXPECT_FALSE(std::regex_search(text, match, uniform)) << kernel.file;
+      }
+    }
+    for (const runtime::Launch& launch : list.launches) {
+      for (const auto d : launch.dispatch) EXPECT_TRUE(d >= 1 && d <= 65535) << symbol;
+    }
+  }
+  EXPECT_GT(kernels, 50u);
+}
+
+TEST(WebGpuTarget, IdsAreInt32ConvWeightsRepackedAndLimitsStated) {
+  const nlohmann::json m = manifest();
+  const runtime::LaunchList clip = runtime::launch_list_from_json(m["sections"]["launch_lists"]["clip"]);
+  EXPECT_EQ(clip.values[clip.inputs[0]].type.dtype, DType::kI32);
+  const runtime::LaunchList unet = runtime::launch_list_from_json(m["sections"]["launch_lists"]["unet"]);
+  std::size_t packed = 0;
+  for (const auto& weight : unet.weights) {
+    if (weight.layout.empty()) continue;
+    EXPECT_EQ(weight.layout, "webgpu_o_kh_kw_c");
+    EXPECT_EQ(weight.type.rank(), 4);
+    ++packed;
+  }
+  EXPECT_GT(packed, 0u);
+  EXPECT_EQ(unet.memory.alignment, 256);
+  const nlohmann::json& limits = m["sections"]["device_requirements"]["limits"];
+  EXPECT_EQ(limits["maxStorageBufferBindingSize"], 128 << 20);  // the tiny model stays within the defaults
+  EXPECT_EQ(limits["maxBufferSize"], 256 << 20);
+  EXPECT_EQ(limits["maxStorageBuffersPerShaderStage"], 8);
+  EXPECT_EQ(limits["maxComputeInvocationsPerWorkgroup"], 256);
+  EXPECT_TRUE(m["sections"]["device_requirements"]["features"].empty());
+}
+
+}  // namespace
+}  // namespace websd::compiler
