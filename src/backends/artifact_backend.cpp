@@ -6,7 +6,7 @@
 #include <span>
 
 #include "artifact/artifact.h"
-#include "backends/cpu_memory_check.h"
+#include "backends/artifact_model.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
@@ -27,14 +27,6 @@ artifact::ArtifactOpenOptions open_options(const ArtifactAccess& access) {
   return options;
 }
 
-std::int64_t model_int(const nlohmann::json& model, const char* key) {
-  const auto it = model.find(key);
-  if (it == model.end() || !it->is_number_integer()) {
-    throw Error("artifact", std::string("the model section lacks integer '") + key + "' (rebuild the artifact)");
-  }
-  return it->get<std::int64_t>();
-}
-
 }  // namespace
 
 // A device tensor's storage here: one device buffer of its float32 values.
@@ -47,6 +39,7 @@ struct ArtifactBackend::State {
   Residency residency;
   ModelInfo info;
   std::int64_t width = 0, height = 0;
+  const targets::DeviceTarget& target;            // the artifact's: its memory checks
   std::unique_ptr<runtime::Device> owned_device;  // before the executors, which borrow it
   runtime::Device& device;
   runtime::BufferCache buffers{device};  // device tensors: uploads and function outputs
@@ -61,25 +54,13 @@ struct ArtifactBackend::State {
         std::unique_ptr<runtime::Device> given)
       : artifact(artifact::Artifact::open(dir, open_options(access))),
         residency(residency_policy),
-        owned_device(given != nullptr ? std::move(given) : targets::open_device(artifact.target())),
+        target(targets::device_target(artifact.target())),
+        owned_device(given != nullptr ? std::move(given) : target.open()),
         device(*owned_device) {
-    const nlohmann::json* model = artifact.section("model");
-    if (model == nullptr || !model->is_object())
-      throw Error("artifact", dir + ": no model section (rebuild the artifact)");
-    info.latent_channels = model_int(*model, "latent_channels");
-    info.vae_scale_factor = model_int(*model, "vae_scale_factor");
-    const auto scaling = model->find("vae_scaling_factor");
-    if (scaling == model->end() || !scaling->is_number())
-      throw Error("artifact", dir + ": the model section lacks vae_scaling_factor");
-    info.vae_scaling_factor = scaling->get<double>();
-    info.max_tokens = model_int(*model, "max_tokens");
-    info.sample_height = model_int(*model, "sample_height");
-    info.sample_width = model_int(*model, "sample_width");
-    info.latent_size_multiple = model_int(*model, "latent_size_multiple");
-    const auto name = model->find("name");
-    info.name = name != model->end() && name->is_string() ? name->get<std::string>() : "artifact";
-    width = model_int(*model, "width");
-    height = model_int(*model, "height");
+    const ArtifactModel model = read_artifact_model(artifact.section("model"), dir);
+    info = model.info;
+    width = model.width;
+    height = model.height;
 
     const nlohmann::json* section = artifact.section("launch_lists");
     if (section == nullptr || !section->is_object())
@@ -131,7 +112,7 @@ struct ArtifactBackend::State {
     const runtime::LaunchList& list = list_of(symbol);
     const bool loaded = std::any_of(executors.begin(), executors.end(),
                                     [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
-    require_memory(list, cpu_memory_need(list, !loaded));
+    if (target.require_memory) target.require_memory(list, !loaded);
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights);
     made->set_profile(profile);
@@ -235,7 +216,7 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
   symbols.push_back("image_to_rgba");
   for (const std::string& symbol : symbols) {
     const runtime::LaunchList& list = state_->list_of(symbol);
-    require_memory(list, cpu_memory_need(list, true));
+    if (state_->target.require_memory) state_->target.require_memory(list, true);
   }
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }
@@ -245,7 +226,7 @@ DecodeFit ArtifactBackend::vae_decode_fit(const Shape& latents) {
   const auto decoder =
       std::find_if(decoders.begin(), decoders.end(), [&](const auto& held) { return *held.second == latents; });
   if (decoder == decoders.end()) return DecodeFit::kNoDecoder;
-  const bool fits = memory_fits(cpu_memory_need(state_->list_of(decoder->first), true));
+  const bool fits = !state_->target.memory_fits || state_->target.memory_fits(state_->list_of(decoder->first));
   state_->device.trim();  // the plans the workspace estimate made
   return fits ? DecodeFit::kFits : DecodeFit::kTooLarge;
 }

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/checkpoint_backend.h"
+#include "backends/residency.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
 #include "runtime/device.h"

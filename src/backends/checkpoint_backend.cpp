@@ -11,7 +11,7 @@
 
 #include "app/version.h"
 #include "backends/cached_network_weights.h"
-#include "backends/cpu_memory_check.h"
+#include "targets/cpu/runtime/cpu_memory_check.h"
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
 #include "compiler/target.h"
@@ -139,14 +139,14 @@ struct ExecutorCache {
 
   // What running the function for `key` needs now: its weights too, unless the network has them
   // loaded (prepared, or mapped from the prepared-weight cache by an executor).
-  MemoryNeed need(const Key& key, const std::function<graph::Function()>& build) {
+  cpu::MemoryNeed need(const Key& key, const std::function<graph::Function()>& build) {
     const bool weights_held = weights->loaded_count() > 0 || !executors.empty();
-    return cpu_memory_need(compile(key, build).list, !weights_held);
+    return cpu::cpu_memory_need(compile(key, build).list, !weights_held);
   }
 
   // Refuses the function for `key` when it does not fit in the memory available now.
   void check(const Key& key, const std::function<graph::Function()>& build) {
-    require_memory(compile(key, build).list, need(key, build));
+    cpu::require_memory(compile(key, build).list, need(key, build));
   }
 
   runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
@@ -351,7 +351,7 @@ DecodeFit CheckpointBackend::vae_decode_fit(const Shape& latents) {
     throw Error("engine", "VAE decoder input " + shape_to_string(latents) + ", expected [batch,channels,height,width]");
   }
   State& state = *state_;
-  const bool fits = memory_fits(state.decode_executors.need(
+  const bool fits = cpu::memory_fits(state.decode_executors.need(
       latents, [&] { return vae_decode_graph(state.vae, latents[0], latents[2], latents[3]); }));
   state.device->trim();  // the plans the workspace estimate made
   return fits ? DecodeFit::kFits : DecodeFit::kTooLarge;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backends/prepared_weight_cache.h"
+#include "backends/residency.h"
 #include "import/diffusers_checkpoint.h"
 #include "pipeline/host_backend.h"
 #include "runtime/op_profile.h"
@@ -30,12 +31,6 @@
 
 namespace websd::backends {
 
-// Which networks keep their weights and executors between calls.
-enum class Residency {
-  kAllNetworks,  // everything stays loaded: fastest when calls alternate between networks
-  kOneNetwork,   // a call to one network first releases the others: peak memory is the largest
-                 // network's, at the price of reloading a network that is called again later
-};
 
 // Tunable kernels of the executors built so far, and how many of them had a tuning record.
 struct TuningCoverage {

@@ -148,6 +148,8 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   for (const std::string& path : artifact::remove_abandoned_staging(options.out)) {
     say(options, "removed " + path + ", left by a build that was killed");
   }
+  // What the target's runtime needs in the artifact, found before anything is compiled.
+  const auto runtime_files = target.runtime_files();
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
   say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));
@@ -182,6 +184,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   const GeneratedKernels kernels = target.generate_kernels(compiled_module, options.progress);
   report.kernel_compile_seconds = kernels.compile_seconds;
   for (const auto& [path, bytes] : kernels.files) writer.add_file(path, bytes);
+  for (const auto& [path, bytes] : runtime_files) writer.add_file(path, bytes);
 
   // Weights: each artifact tensor written once, in the form the kernels read.
   std::set<std::string> written;

@@ -72,6 +72,10 @@ class Target {
                                             const std::function<void(const std::string&)>& progress) const = 0;
   // The device the artifact's kernels and weight layouts were made for (recorded in the model section).
   virtual std::string device_name() const = 0;
+  // Files the artifact carries besides kernels and weights so that it runs where the target does
+  // (webgpu: the WebAssembly runtime and its JavaScript, for a web server or the Node runner):
+  // artifact path -> bytes. Throws websd::Error("build") when they are not built.
+  virtual std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const = 0;
   // What a device must offer to run these launch lists, for the manifest's `device_requirements`
   // section (WebGPU: the limits and features to request from the adapter); null for none.
   virtual nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const = 0;

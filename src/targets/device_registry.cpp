@@ -5,6 +5,7 @@
 
 #if WEBSD_TARGET_CPU
 #include "targets/cpu/runtime/cpu_device.h"
+#include "targets/cpu/runtime/cpu_memory_check.h"
 #endif
 
 namespace websd::targets {
@@ -12,7 +13,11 @@ namespace websd::targets {
 const std::vector<DeviceTarget>& device_targets() {
   static const std::vector<DeviceTarget> targets = {
 #if WEBSD_TARGET_CPU
-    {"cpu", "this machine's CPU (oneDNN and generated kernels)", [] { return std::make_unique<cpu::CpuDevice>(); }},
+    {"cpu", "this machine's CPU (oneDNN and generated kernels)", [] { return std::make_unique<cpu::CpuDevice>(); },
+     [](const runtime::LaunchList& list, bool weights_to_load) {
+       cpu::require_memory(list, cpu::cpu_memory_need(list, weights_to_load));
+     },
+     [](const runtime::LaunchList& list) { return cpu::memory_fits(cpu::cpu_memory_need(list, true)); }},
 #endif
   };
   return targets;
@@ -24,10 +29,12 @@ std::vector<std::string> device_target_names() {
   return names;
 }
 
-std::unique_ptr<runtime::Device> open_device(const std::string& target) {
+std::unique_ptr<runtime::Device> open_device(const std::string& target) { return device_target(target).open(); }
+
+const DeviceTarget& device_target(const std::string& target) {
   std::string known;
   for (const DeviceTarget& entry : device_targets()) {
-    if (entry.name == target) return entry.open();
+    if (entry.name == target) return entry;
     known += (known.empty() ? "" : "; ") + entry.name + " (" + entry.summary + ")";
   }
   throw Error("artifact", "no device for target '" + message_safe(target) + "' in this websd; it runs " +

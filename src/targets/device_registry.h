@@ -18,6 +18,12 @@ struct DeviceTarget {
   std::string name;     // as in an artifact's manifest and `websd build --target`
   std::string summary;  // one line, for messages
   std::function<std::unique_ptr<runtime::Device>()> open;
+  // Throws websd::Error with the figures when this machine lacks the memory a function needs (its
+  // arenas, and its weights when `weights_to_load`), before anything is allocated; null for a
+  // device that reports running out itself (a GPU's allocation fails with a clear error).
+  std::function<void(const runtime::LaunchList&, bool weights_to_load)> require_memory;
+  // Whether a function fits with its weights (to choose a tiled VAE decode); null: it is assumed to.
+  std::function<bool(const runtime::LaunchList&)> memory_fits;
 };
 
 // Every target whose artifacts this build runs, in a fixed order.
@@ -25,8 +31,10 @@ const std::vector<DeviceTarget>& device_targets();
 // Their names, in the same order (what Artifact::open is told to accept).
 std::vector<std::string> device_target_names();
 
-// A new device for artifacts of `target`. Throws websd::Error("artifact") naming the targets this
+// The entry for artifacts of `target`. Throws websd::Error("artifact") naming the targets this
 // build runs when it runs none called `target`.
+const DeviceTarget& device_target(const std::string& target);
+// device_target(target).open().
 std::unique_ptr<runtime::Device> open_device(const std::string& target);
 
 }  // namespace websd::targets

@@ -14,7 +14,9 @@ export async function nodeGpu(toggles = (process.env.WEBSD_DAWN_TOGGLES ?? '').s
   }
   let webgpu;
   try {
-    webgpu = await import('webgpu');
+    // WEBGPU_MODULE: the package's index.js where `webgpu` does not resolve from this file (an
+    // artifact's runtime/ folder, a carried copy on the GPU machine).
+    webgpu = await import(process.env.WEBGPU_MODULE ?? 'webgpu');
   } catch (error) {
     throw new Error(`webgpu: the npm package 'webgpu' is not installed (run scripts/install-deps.sh --webgpu): ${error.message}`);
   }

@@ -23,12 +23,15 @@
 #include "app/openmp_policy.h"
 #include "app/process_stats.h"
 #include "app/vae_tiling_options.h"
+#include "app/webgpu_node_runner.h"
 #include "app/weight_cache_options.h"
 #include "backends/artifact_backend.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
+#include "io/json_file.h"
 #include "pipeline/generation_params.h"
+#include "pipeline/generation_request_json.h"
 #include "pipeline/host_calls.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
@@ -127,6 +130,9 @@ struct BenchResult {
   std::uint64_t open_peak_rss = 0;  // peak RSS right after that
   // --model: whether each network found its prepared weights in the cache; empty when it is off.
   std::map<std::string, bool> weight_cache_hits;
+  // webgpu artifacts (run under Node): the adapter, the pipeline creation and the GPU's peak.
+  std::string adapter;
+  std::uint64_t peak_gpu_bytes = 0;
   runtime::OpProfile text_profile, unet_profile, vae_profile;
 };
 
@@ -240,6 +246,8 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"open_peak_rss_bytes", result.open_peak_rss},
           {"time_to_first_step_s", result.backend == "model" ? nlohmann::json(time_to_first_step(result)) : nullptr},
           {"weight_cache", result.weight_cache_hits},
+          {"adapter", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.adapter)},
+          {"peak_gpu_bytes", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.peak_gpu_bytes)},
           {"openmp", openmp_json()}};
 }
 
@@ -253,6 +261,11 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
     std::printf("%-28s %10.3f s   (peak RSS then %.2f GiB)\n", "open + check the checkpoint", result.open_seconds,
                 static_cast<double>(result.open_peak_rss) / (1024.0 * 1024.0 * 1024.0));
   }
+  if (!result.adapter.empty()) {
+    std::printf("%-28s %s\n", "WebGPU adapter", result.adapter.c_str());
+    std::printf("%-28s %10.3f s   (open the artifact, create every pipeline)\n", "pipeline creation",
+                result.open_seconds);
+  }
   row("text encoder (batch 2)", result.text);
   row("UNet step, CFG (batch 2)", result.unet);
   const std::string decode =
@@ -262,12 +275,70 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
     std::printf("%-28s %10.3f s   (open, first text encoder call, first UNet call less a step; weight cache: %s)\n",
                 "time to first step", time_to_first_step(result), weight_cache_text(result).c_str());
   }
+  if (!result.adapter.empty()) {
+    std::printf("%-28s %10.2f GiB   (buffers held at once)\n", "peak GPU memory",
+                static_cast<double>(result.peak_gpu_bytes) / (1024.0 * 1024.0 * 1024.0));
+  }
   std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(result.peak_rss) / (1024.0 * 1024.0 * 1024.0));
   if (options.profile) {
     print_profile("text encoder", result.text_profile, options.runs);
     print_profile("UNet step", result.unet_profile, options.runs);
     print_profile("VAE decode", result.vae_profile, options.runs);
   }
+}
+
+// A webgpu artifact, timed by its runtime under Node through one generation of two images of
+// `runs` + 1 steps: the prompt's encoding (with the text encoder's weights uploaded) is the text
+// encoder's first call, the first step the UNet's (with its upload), the other steps its timed runs,
+// the first image's decode the VAE's first call and the second image's its timed run. Each part's
+// time runs from its submit until the GPU has finished it.
+void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
+  if (options.profile || options.access.given()) {
+    throw Error("bench", options.artifact +
+                             " is a webgpu artifact: --profile, --key-file and --trust-key are not "
+                             "available for it yet");
+  }
+  const nlohmann::json manifest = json_read_file(options.artifact + "/manifest.json", input_kinds::kArtifactFile);
+  const nlohmann::json& model = manifest.at("sections").at("model");
+  result.width = model.at("width").get<std::int64_t>();
+  result.height = model.at("height").get<std::int64_t>();
+  if ((options.width && options.width != result.width) || (options.height && options.height != result.height)) {
+    throw Error("bench", options.artifact + " was built for " + std::to_string(result.width) + "x" +
+                             std::to_string(result.height) + " images");
+  }
+  GenerationRequest request;
+  request.params.prompt = "a photo of an astronaut riding a horse on mars";
+  request.params.steps = options.runs + 1;
+  request.params.batch_count = 2;
+  request.params.width = result.width;
+  request.params.height = result.height;
+  request.vae_tiling = options.vae_tiling;
+  nlohmann::json sent = generation_request_to_json(request);
+  sent["scheduler"] = "";
+  sent["scheduler_config"] = nullptr;
+  std::cerr << "websd bench: webgpu artifact " << options.artifact << " at " << result.width << "x" << result.height
+            << ", " << options.runs << " timed UNet steps, under Node\n";
+  nlohmann::json bench;
+  run_webgpu_node("bench", "bench", options.artifact, sent,
+                  [&](const nlohmann::json& line) { bench = line.at("bench"); });
+  if (bench.is_null()) throw Error("bench", "the webgpu runner reported no timings");
+  const auto seconds = [&](const char* key) { return bench.at(key).get<std::vector<double>>(); };
+  const auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values.empty() ? 0.0 : values[values.size() / 2];
+  };
+  const std::vector<double> prepare = seconds("prepare_s"), steps = seconds("step_s"), decode = seconds("decode_s");
+  if (prepare.empty() || steps.size() < 2 || decode.size() < 2)
+    throw Error("bench", "the webgpu runner's timings are incomplete");
+  result.adapter = bench.at("adapter").get<std::string>();
+  result.open_seconds = bench.at("open_s").get<double>();
+  result.peak_gpu_bytes = bench.value("peak_gpu_bytes", nlohmann::json(0)).is_number()
+                              ? bench.at("peak_gpu_bytes").get<std::uint64_t>()
+                              : 0;
+  result.text = {prepare.front(), prepare.front()};
+  result.unet = {steps.front(), median(std::vector<double>(steps.begin() + 1, steps.end()))};
+  result.vae = {decode.front(), median(std::vector<double>(decode.begin() + 1, decode.end()))};
+  result.peak_rss = bench.at("peak_rss_bytes").get<std::uint64_t>();  // the runner's: it holds the shards
 }
 
 void run_bench(const BenchOptions& options) {
@@ -307,7 +378,12 @@ void run_bench(const BenchOptions& options) {
   // phase's peak (backends release them when they switch networks, not when they close).
   cpu::conv_release_caches();
   malloc_trim(0);
-  if (!options.artifact.empty()) {
+  if (!options.artifact.empty() && is_webgpu_artifact(options.artifact)) {
+    BenchResult& result = results.emplace_back();
+    result.backend = "artifact";
+    result.path = options.artifact;
+    bench_webgpu_artifact(options, result);
+  } else if (!options.artifact.empty()) {
     BenchResult& result = results.emplace_back();
     result.backend = "artifact";
     result.path = options.artifact;

@@ -9,8 +9,11 @@
 // (tiny architecture, random weights) is used.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -23,16 +26,21 @@
 #include "app/number_ranges.h"
 #include "app/prompt_file.h"
 #include "app/vae_tiling_options.h"
+#include "app/webgpu_node_runner.h"
 #include "app/weight_cache_options.h"
+#include "artifact/artifact.h"
 #include "backends/artifact_backend.h"
+#include "backends/artifact_model.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
+#include "io/json_file.h"
 #include "io/output_paths.h"
 #include "io/png_file.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/staged_files.h"
+#include "pipeline/generation_request_json.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/random/seed.h"
 #include "pipeline/schedulers/scheduler_factory.h"
@@ -195,10 +203,81 @@ void read_prompt_files(GenerateOptions& options) {
   }
 }
 
+// A webgpu artifact: validated here as the other paths validate, run by the artifact's own
+// WebAssembly runtime under Node (app/webgpu_node_runner.h), its images written here.
+void run_webgpu_generate(const GenerateOptions& options, GenerationRequest request) {
+  if (request.init_image || request.init_latents || options.save_latents || options.access.given()) {
+    throw Error("generate", options.artifact +
+                                " is a webgpu artifact: --init-image, --init-latents, --save-latents, --key-file and "
+                                "--trust-key are not available for it yet (use a cpu artifact or --model)");
+  }
+  const artifact::Artifact artifact =
+      artifact::Artifact::open(options.artifact, artifact::ArtifactOpenOptions::for_target("webgpu"));
+  const backends::ArtifactModel model = backends::read_artifact_model(artifact.section("model"), options.artifact);
+  if (request.params.width == 0 && request.params.height == 0) {
+    request.params.width = model.width;
+    request.params.height = model.height;
+  }
+  if (request.params.width != model.width || request.params.height != model.height) {
+    throw Error("generate", options.artifact + " was built for " + std::to_string(model.width) + "x" +
+                                std::to_string(model.height) + " images, not " + std::to_string(request.params.width) +
+                                "x" + std::to_string(request.params.height) +
+                                " (rebuild it with websd build --target webgpu --width W --height H)");
+  }
+  constexpr const char* kSchedulerPath = "model/scheduler/scheduler_config.json";
+  const std::vector<std::string> paths = artifact.file_paths();
+  nlohmann::json config;
+  if (std::find(paths.begin(), paths.end(), kSchedulerPath) != paths.end()) {
+    const std::vector<std::byte> bytes = artifact.file_bytes(kSchedulerPath);
+    config = json_parse(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        options.artifact + "/" + kSchedulerPath);
+  }
+  if (!options.scheduler_config.empty()) config = json_read_file(options.scheduler_config);
+  const std::unique_ptr<schedulers::Scheduler> scheduler =
+      make_scheduler(options, config, options.artifact + "/" + kSchedulerPath);
+  request = validate_request(request, model.info, *scheduler);
+  const GenerationParams& params = request.params;
+  print_notices(options, options.artifact, params, !parse_seed(options.seed, "--seed", "generate"));
+
+  nlohmann::json sent = generation_request_to_json(request);
+  sent["scheduler"] = options.scheduler.value_or("");
+  sent["scheduler_config"] = options.scheduler_config.empty() ? nlohmann::json() : config;
+  StagedFiles outputs("generate");
+  std::vector<std::string> written;
+  run_webgpu_node("generate", "generate", options.artifact, sent, [&](const nlohmann::json& line) {
+    const nlohmann::json& image = line.at("image");
+    RgbImage rgb;
+    rgb.width = image.at("width").get<int>();
+    rgb.height = image.at("height").get<int>();
+    std::ifstream stream(image.at("rgb").get<std::string>(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    if (bytes.size() != static_cast<std::size_t>(rgb.width) * rgb.height * 3) {
+      throw Error("generate", "the webgpu runner's image " + image.at("rgb").get<std::string>() + " has " +
+                                  std::to_string(bytes.size()) + " bytes");
+    }
+    rgb.pixels.assign(bytes.begin(), bytes.end());
+    const int index = image.at("index").get<int>();
+    const std::string path = output_path(options.out, index, params.batch_count);
+    png_write_rgb(outputs.stage(path), rgb, {{"parameters", image.at("parameters").get<std::string>()}});
+    written.push_back(path + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) + ", seed " +
+                      image.at("seed").get<std::string>() + ")");
+  });
+  if (static_cast<int>(written.size()) != params.batch_count) {
+    throw Error("generate", "the webgpu runner made " + std::to_string(written.size()) + " of " +
+                                std::to_string(params.batch_count) + " images");
+  }
+  outputs.commit();
+  for (const std::string& line : written) std::cout << "wrote " << line << std::endl;
+}
+
 void run_generate(GenerateOptions options) {
   check_options(options);
   read_prompt_files(options);
   GenerationRequest request = build_request(options);
+  if (!options.artifact.empty() && is_webgpu_artifact(options.artifact)) {
+    run_webgpu_generate(options, std::move(request));
+    return;
+  }
   std::optional<tuning::TuningDb> tuning_db;
   if (!options.tuning_db.empty()) tuning_db = tuning::TuningDb::read_file(options.tuning_db);
   std::unique_ptr<DiffusionBackend> backend_owner;

@@ -137,6 +137,9 @@ GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled,
 
 std::string CpuTarget::device_name() const { return tuning::cpu_device_name(); }
 
+// The websd binary that runs a CPU artifact is its runtime: nothing to carry.
+std::vector<std::pair<std::string, std::vector<std::byte>>> CpuTarget::runtime_files() const { return {}; }
+
 // Host memory has no limits worth stating: the executor checks arenas against the device at load.
 nlohmann::json CpuTarget::device_requirements(const std::vector<runtime::LaunchList>&) const { return nullptr; }
 

@@ -20,6 +20,7 @@ class CpuTarget : public Target {
   GeneratedKernels generate_kernels(const graph::Module& compiled,
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
+  std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const override;
   nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const override;
 };
 

@@ -1,6 +1,9 @@
 #include "targets/webgpu/codegen/webgpu_target.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "core/error.h"
@@ -129,6 +132,31 @@ GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled,
 }
 
 std::string WebGpuTarget::device_name() const { return "webgpu"; }
+
+std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtime_files() const {
+  const char* given = std::getenv("WEBSD_WEB_RUNTIME");
+  const std::string built = given != nullptr && *given != '\0' ? given : WEBSD_DEFAULT_WEB_RUNTIME;
+  const std::string web = WEBSD_WEB_SOURCE_DIR;
+  const std::vector<std::pair<std::string, std::string>> sources = {
+      {"runtime/websd_web.js", built + "/websd_web.js"},
+      {"runtime/websd_web.wasm", built + "/websd_web.wasm"},
+      {"runtime/bridge/websd_gpu.mjs", web + "/bridge/websd_gpu.mjs"},
+      {"runtime/node/node_gpu.mjs", web + "/node/node_gpu.mjs"},
+      {"runtime/node/websd_node.mjs", web + "/node/websd_node.mjs"}};
+  std::vector<std::pair<std::string, std::vector<std::byte>>> files;
+  for (const auto& [path, source] : sources) {
+    std::ifstream stream(source, std::ios::binary);
+    if (!stream) {
+      throw Error("build", "the webgpu runtime file " + source +
+                               " is missing: build the WebAssembly runtime first (scripts/build-wasm.sh), or point "
+                               "WEBSD_WEB_RUNTIME at the folder holding websd_web.js and websd_web.wasm");
+    }
+    const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    const auto* begin = reinterpret_cast<const std::byte*>(text.data());
+    files.emplace_back(path, std::vector<std::byte>(begin, begin + text.size()));
+  }
+  return files;
+}
 
 nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::LaunchList>& lists) const {
   std::int64_t buffer = kDefaultMaxBufferSize, binding = kDefaultMaxBindingSize;

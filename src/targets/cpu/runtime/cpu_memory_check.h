@@ -10,7 +10,7 @@
 
 #include "runtime/launch_list.h"
 
-namespace websd::backends {
+namespace websd::cpu {
 
 struct MemoryNeed {
   std::uint64_t intermediates = 0;  // the planned arenas
@@ -30,4 +30,4 @@ bool memory_fits(const MemoryNeed& need);
 // (io/system_memory.h: MemAvailable, the cgroup limit, `ulimit -v`).
 void require_memory(const runtime::LaunchList& list, const MemoryNeed& need);
 
-}  // namespace websd::backends
+}  // namespace websd::cpu

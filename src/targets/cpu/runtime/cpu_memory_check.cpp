@@ -1,4 +1,4 @@
-#include "backends/cpu_memory_check.h"
+#include "targets/cpu/runtime/cpu_memory_check.h"
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 
-namespace websd::backends {
+namespace websd::cpu {
 
 MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load) {
   // Other kernels' transient buffers (attention blocks, im2col of GEMM kernels) stay below this.
@@ -21,15 +21,15 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
       need.weights += static_cast<std::uint64_t>(shape_numel(weight.type.shape)) * sizeof(float);
     }
   }
-  std::vector<cpu::ConvGeometry> convolutions;
+  std::vector<ConvGeometry> convolutions;
   for (const runtime::Launch& launch : list.launches) {
     if (list.kernel_of(launch).entry != "conv2d_nhwc") continue;
     std::vector<const TensorType*> types;
     for (const auto id : launch.reads()) types.push_back(&list.values[static_cast<std::size_t>(id)].type);
     const TensorType& out = list.values[static_cast<std::size_t>(launch.writes().at(0))].type;
-    convolutions.push_back(cpu::conv2d_nhwc_geometry(types, launch.attrs, out));
+    convolutions.push_back(conv2d_nhwc_geometry(types, launch.attrs, out));
   }
-  need.workspace = cpu::conv_workspace_bytes(convolutions) + kWorkspaceMargin;
+  need.workspace = conv_workspace_bytes(convolutions) + kWorkspaceMargin;
   return need;
 }
 
@@ -51,4 +51,4 @@ void require_memory(const runtime::LaunchList& list, const MemoryNeed& need) {
                             "); this machine has " + gibibytes_text(*available) + " available (choose a smaller size)");
 }
 
-}  // namespace websd::backends
+}  // namespace websd::cpu

@@ -1,0 +1,25 @@
+// How the CLI runs a webgpu artifact: under Node with Dawn, by the artifact's own runtime
+// (runtime/node/websd_node.mjs driving runtime/websd_web.wasm; see src/targets/webgpu/README.md).
+// The CLI validates the run and writes the results; the runner does the GPU work, prints progress
+// on standard error (passed through) and one JSON line per result on standard output.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace websd {
+
+// Whether `dir`'s manifest names the webgpu target (false when it cannot be read: the usual
+// artifact path then reports why).
+bool is_webgpu_artifact(const std::string& dir);
+
+// Runs `node runtime/node/websd_node.mjs MODE DIR REQUEST [scratch]` on `request` (written to a
+// private scratch folder, removed afterwards; MODE "generate" also gets it for the images) and
+// hands each JSON line of its output to `on_result` while it runs. The npm `webgpu` package this
+// websd was built with is found through WEBGPU_MODULE unless the caller set it. Throws
+// websd::Error(command) when node cannot start or the runner fails (its message is on stderr).
+void run_webgpu_node(const std::string& command, const std::string& mode, const std::string& dir,
+                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result);
+
+}  // namespace websd

@@ -1,0 +1,190 @@
+#include "web_runtime/websd_web.h"
+
+#include <emscripten/emscripten.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "backends/artifact_backend.h"
+#include "core/error.h"
+#include "pipeline/generation_request_json.h"
+#include "pipeline/generation_session.h"
+#include "pipeline/progress.h"
+#include "pipeline/schedulers/scheduler_factory.h"
+
+namespace {
+
+using namespace websd;
+
+// What a run is doing between two websd_advance calls.
+enum class Stage { kPrepare, kStartImage, kSteps, kDecode, kDone };
+
+struct Run {
+  std::unique_ptr<schedulers::Scheduler> scheduler;
+  std::unique_ptr<GenerationSession> session;
+  Stage stage = Stage::kPrepare;
+  bool submitted = false;  // a part awaits its finish_* call
+  int image = 0;
+  std::optional<GeneratedImage> ready;
+};
+
+struct Runtime {
+  std::unique_ptr<backends::ArtifactBackend> backend;
+  std::optional<ClipTokenizer> tokenizer;
+  std::unique_ptr<ProgressPrinter> printer;
+  std::unique_ptr<Run> run;
+  std::string part;
+  std::string image_json;
+  std::string error;
+};
+
+Runtime& runtime() {
+  static Runtime state;
+  return state;
+}
+
+// Runs `body`, keeping an error's message for websd_error(); returns `failed` after one.
+template <typename Body>
+auto guarded(Body body, decltype(body()) failed) -> decltype(body()) {
+  try {
+    runtime().error.clear();
+    return body();
+  } catch (const std::exception& error) {
+    runtime().error = error.what();
+    return failed;
+  }
+}
+
+// Finishes the part submitted last, then submits the next: 1 submitted, 2 an image ready, 0 done.
+int advance(Runtime& rt) {
+  Run& run = *rt.run;
+  GenerationSession& session = *run.session;
+  for (;;) {
+    switch (run.stage) {
+      case Stage::kPrepare:
+        if (run.submitted) session.finish_prepare();
+        run.submitted = session.submit_prepare();
+        if (run.submitted) {
+          rt.part = "prepare";
+          return 1;
+        }
+        run.stage = Stage::kStartImage;
+        break;
+      case Stage::kStartImage:
+        if (run.image == session.image_count()) {
+          run.stage = Stage::kDone;
+          break;
+        }
+        session.start_image(run.image);
+        run.stage = Stage::kSteps;
+        break;
+      case Stage::kSteps:
+        if (run.submitted) session.finish_step();
+        run.submitted = session.submit_step();
+        if (run.submitted) {
+          rt.part = "step";
+          return 1;
+        }
+        session.submit_decode();
+        run.submitted = true;
+        run.stage = Stage::kDecode;
+        rt.part = "decode";
+        return 1;
+      case Stage::kDecode:
+        run.ready = session.finish_decode();
+        run.submitted = false;
+        run.image += 1;
+        run.stage = Stage::kStartImage;
+        rt.image_json = nlohmann::json{{"index", run.ready->index},
+                                       {"seed", std::to_string(run.ready->seed)},
+                                       {"width", run.ready->image.width},
+                                       {"height", run.ready->image.height},
+                                       {"parameters", run.ready->parameters}}
+                            .dump();
+        return 2;
+      case Stage::kDone:
+        rt.part.clear();
+        return 0;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progress) {
+  return guarded(
+      [&] {
+        Runtime& rt = runtime();
+        rt.run.reset();
+        rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir);
+        rt.tokenizer = rt.backend->tokenizer();
+        rt.printer = std::make_unique<ProgressPrinter>(std::cerr, redraw_progress != 0);
+        return 0;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
+  return guarded(
+      [&] {
+        Runtime& rt = runtime();
+        if (!rt.backend) throw Error("web", "websd_begin before websd_open");
+        const nlohmann::json json = nlohmann::json::parse(request_json);
+        GenerationRequest request = generation_request_from_json(json);
+        auto run = std::make_unique<Run>();
+        const std::string name = json.value("scheduler", std::string());
+        const nlohmann::json given = json.value("scheduler_config", nlohmann::json());
+        const nlohmann::json config = given.is_null() ? rt.backend->scheduler_config() : given;
+        if (config.is_null() && name.empty()) {
+          throw Error("web", rt.backend->scheduler_config_origin() + " does not exist (name a scheduler)");
+        }
+        run->scheduler = config.is_null()
+                             ? schedulers::create_scheduler_by_name(name)
+                             : schedulers::create_scheduler(config, name, rt.backend->scheduler_config_origin());
+        rt.run.reset();
+        run->session = std::make_unique<GenerationSession>(*rt.backend, *rt.tokenizer, request, *run->scheduler,
+                                                           [&rt](const ProgressEvent& event) { (*rt.printer)(event); });
+        rt.run = std::move(run);
+        return 0;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE int websd_advance() {
+  return guarded(
+      [] {
+        Runtime& rt = runtime();
+        if (!rt.run) throw Error("web", "websd_advance without a run (websd_begin)");
+        return advance(rt);
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE const char* websd_part() { return runtime().part.c_str(); }
+EMSCRIPTEN_KEEPALIVE const char* websd_image_json() { return runtime().image_json.c_str(); }
+
+EMSCRIPTEN_KEEPALIVE const std::uint8_t* websd_image_rgb() {
+  const Runtime& rt = runtime();
+  return rt.run && rt.run->ready ? rt.run->ready->image.pixels.data() : nullptr;
+}
+
+EMSCRIPTEN_KEEPALIVE int websd_image_rgb_bytes() {
+  const Runtime& rt = runtime();
+  return rt.run && rt.run->ready ? static_cast<int>(rt.run->ready->image.pixels.size()) : 0;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* websd_error() { return runtime().error.c_str(); }
+
+EMSCRIPTEN_KEEPALIVE void websd_close() {
+  Runtime& rt = runtime();
+  rt.run.reset();
+  rt.printer.reset();
+  rt.tokenizer.reset();
+  rt.backend.reset();
+}
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+// The WebAssembly runtime's entry points (websd_web.wasm): one artifact run from JavaScript, which
+// owns the GPU (web/bridge/websd_gpu.mjs, reached by the registered device) and awaits it between
+// calls: the runtime never blocks. Web pages and the Node runner (web/node/websd_node.mjs) use the
+// same calls:
+//
+//   websd_open(dir, redraw)        the artifact (its seal, lists and kernels checked, pipelines
+//                                  compiled in the background: await the bridge, then go on)
+//   websd_begin(request_json)      a run (generation_request_json.h, plus "scheduler" and
+//                                  "scheduler_config"), validated as the CLI validates it
+//   loop: r = websd_advance()      1: a part is submitted (websd_part() names it): await the
+//                                  bridge, call again; 2: an image is ready (websd_image_*);
+//                                  0: the run is done; -1: failed (websd_error())
+//
+// Progress lines go to stderr as the CLI prints them. Every call returns -1 (or null) after an
+// error, with the message in websd_error(). Single-threaded, like the page.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+int websd_open(const char* artifact_dir, int redraw_progress);
+int websd_begin(const char* request_json);
+int websd_advance();
+const char* websd_part();
+// The ready image: {"index", "seed" (decimal string), "width", "height", "parameters"}, and its RGB bytes.
+const char* websd_image_json();
+const std::uint8_t* websd_image_rgb();
+int websd_image_rgb_bytes();
+const char* websd_error();
+void websd_close();
+}

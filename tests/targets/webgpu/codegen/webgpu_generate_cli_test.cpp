@@ -1,0 +1,98 @@
+// The webgpu target end to end, as a user runs it (issue 20, parts 3 to 6): `websd build --target
+// webgpu` on the fixture model, then `websd generate --artifact` and `websd bench --artifact`,
+// which hand the artifact to its own WebAssembly runtime and the WebGPU bridge under Node (Dawn on
+// SwiftShader here, the GPU where there is one). The seeded txt2img rows of the fixture must come
+// out within 4e-3 max abs of diffusers' images (about one 8-bit level; the PNG rounds to bytes),
+// as on the CPU. Needs the WebAssembly runtime (scripts/build-wasm.sh) and npm `webgpu`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "io/json_file.h"
+#include "io/png_file.h"
+#include "io/safetensors_reader.h"
+#include "support/fixtures.h"
+#include "support/run_command.h"
+
+namespace websd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The fixture's webgpu artifact, built once by the CLI.
+const std::string& webgpu_artifact() {
+  static const std::string out = [] {
+    const std::string dir = test::make_temp_dir("webgpu-cli") + "/art";
+    const auto built = test::run_websd(
+        {"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu", "--out", dir});
+    EXPECT_EQ(built.exit_code, 0) << built.err;
+    return dir;
+  }();
+  return out;
+}
+
+TEST(WebGpuBuild, TheArtifactCarriesItsRuntime) {
+  for (const char* file : {"runtime/websd_web.js", "runtime/websd_web.wasm", "runtime/bridge/websd_gpu.mjs",
+                           "runtime/node/node_gpu.mjs", "runtime/node/websd_node.mjs"}) {
+    EXPECT_TRUE(fs::is_regular_file(webgpu_artifact() + "/" + file)) << file;
+  }
+}
+
+class WebGpuSeededTxt2Img : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WebGpuSeededTxt2Img, MatchesDiffusersThroughTheNodeRunner) {
+  const std::string sched = GetParam();
+  const nlohmann::json seeded = json_read_file(test::fixture_path("tiny-sd15/reference/seeded.json"));
+  const std::string out = test::make_temp_dir("webgpu-seeded-" + sched) + "/image.png";
+  const auto result =
+      test::run_websd({"generate", "--artifact", webgpu_artifact(), "--prompt", seeded.at("prompt").get<std::string>(),
+                       "--negative-prompt", seeded.at("negative_prompt").get<std::string>(), "--steps",
+                       std::to_string(seeded.at("steps").get<int>()), "--guidance",
+                       std::to_string(seeded.at("guidance_scale").get<double>()), "--seed",
+                       std::to_string(seeded.at("seed").get<int>()), "--scheduler-config",
+                       test::fixture_path("tiny-sd15/reference/scheduler-" + sched + ".json"), "--out", out});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("wrote " + out + " (128x128, seed 42)"), std::string::npos) << result.out;
+  const RgbImage image = png_read_rgb(out);
+  const SafetensorsFile reference(test::fixture_path("tiny-sd15/reference/seeded.safetensors"));
+  const std::vector<float> expected = reference.read_f32("txt2img." + sched + ".image").data;
+  ASSERT_EQ(expected.size(), image.pixels.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    worst = std::max(worst, std::fabs(image.pixels[i] / 255.0 - expected[i]));
+  }
+  ::testing::Test::RecordProperty("max_abs", std::to_string(worst));
+  EXPECT_LE(worst, 4e-3 + 0.5 / 255) << sched;  // the fixture's tolerance, plus the PNG's rounding
+  bool seed_recorded = false;
+  for (const PngText& text : png_read_text(out)) {
+    seed_recorded |= text.keyword == "parameters" && text.text.find("Seed: 42") != std::string::npos;
+  }
+  EXPECT_TRUE(seed_recorded) << "the PNG records the parameters";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, WebGpuSeededTxt2Img, ::testing::Values("euler_a", "dpmpp_2m", "ddim"));
+
+TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
+  const auto result = test::run_websd({"bench", "--artifact", webgpu_artifact(), "--runs", "2", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  EXPECT_FALSE(json.at("adapter").get<std::string>().empty());
+  EXPECT_GT(json.at("unet_step_cfg").at("median_s").get<double>(), 0);
+  EXPECT_GT(json.at("vae_decode").at("median_s").get<double>(), 0);
+  EXPECT_GT(json.at("open_s").get<double>(), 0);
+  EXPECT_GT(json.at("peak_gpu_bytes").get<std::uint64_t>(), 0u);
+}
+
+TEST(WebGpuGenerate, OptionsItCannotHonourYetAreRefusedBeforeNodeStarts) {
+  const std::string dir = test::make_temp_dir("webgpu-refuse");
+  const auto result = test::run_websd({"generate", "--artifact", webgpu_artifact(), "--prompt", "x", "--steps", "1",
+                                       "--save-latents", dir + "/l.safetensors", "--out", dir + "/x.png"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("is a webgpu artifact: --init-image, --init-latents, --save-latents"), std::string::npos)
+      << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.png"));
+}
+
+}  // namespace
+}  // namespace websd

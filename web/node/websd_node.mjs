@@ -1,0 +1,109 @@
+// The Node runner of a webgpu artifact: the WebAssembly runtime (runtime/websd_web.{js,wasm}) and
+// the WebGPU bridge under Node with Dawn (npm `webgpu`). `websd generate|bench --artifact ART`
+// starts it for a webgpu artifact; it can also run alone:
+//
+//   node websd_node.mjs generate ART REQUEST.json OUT_DIR   # images as OUT_DIR/image-<i>.rgb
+//   node websd_node.mjs bench ART REQUEST.json              # timings as one JSON line
+//
+// REQUEST is the run as the native CLI validated it (pipeline/generation_request_json.h).
+// Standard output carries one JSON line per result ({"image": ...} or {"bench": ...}); progress
+// and errors go to standard error, and a failure exits with status 1 and one line "websd: ...".
+// Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
+// awaits the GPU between its calls, as a page does.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import { GpuBridge } from '../bridge/websd_gpu.mjs';
+import { nodeGpu } from './node_gpu.mjs';
+
+// websd_web.{js,wasm}: beside node/ in an artifact's runtime/ folder; in a source tree, where
+// WEBSD_WEB_RUNTIME says (the WebAssembly build's src/web_runtime).
+const runtimeDir = process.env.WEBSD_WEB_RUNTIME ?? new URL('..', import.meta.url).pathname;
+
+// The artifact's device requirements (its manifest's section), requested from the adapter.
+function requirements(artifact) {
+  const manifest = JSON.parse(readFileSync(join(artifact, 'manifest.json'), 'utf8'));
+  if (manifest.target !== 'webgpu') {
+    throw new Error(`${artifact} is a '${manifest.target}' artifact, not a webgpu one`);
+  }
+  const section = manifest.sections?.device_requirements ?? {};
+  return { requiredLimits: section.limits ?? {}, requiredFeatures: section.features ?? [] };
+}
+
+async function loadRuntime(bridge) {
+  const require = createRequire(import.meta.url);
+  const createWebsd = require(join(runtimeDir, 'websd_web.js'));
+  return createWebsd({ websdGpu: bridge, wasmBinary: readFileSync(join(runtimeDir, 'websd_web.wasm')) });
+}
+
+// Calls `name` and throws the runtime's error when it reports one.
+function call(module, name, returns, types = [], args = []) {
+  const result = module.ccall(name, returns, types, args);
+  if (result === -1) throw new Error(module.ccall('websd_error', 'string', [], []));
+  return result;
+}
+
+async function settle(bridge) {
+  await bridge.settled();
+}
+
+async function run(mode, artifact, requestPath, outDir) {
+  const started = performance.now();
+  const request = readFileSync(requestPath, 'utf8');
+  const bridge = await GpuBridge.create(await nodeGpu(), requirements(artifact));
+  const module = await loadRuntime(bridge);
+  call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), process.stderr.isTTY ? 1 : 0]);
+  await settle(bridge);  // pipelines compiled
+  const opened = performance.now();
+  call(module, 'websd_begin', 'number', ['string'], [request]);
+  const parts = { prepare: [], step: [], decode: [] };
+  for (;;) {
+    const partStart = performance.now();
+    const state = call(module, 'websd_advance', 'number');
+    if (state === 0) break;
+    if (state === 1) {
+      const part = module.ccall('websd_part', 'string', [], []);
+      await settle(bridge);
+      parts[part]?.push({ start: partStart, end: performance.now() });
+      continue;
+    }
+    const image = JSON.parse(module.ccall('websd_image_json', 'string', [], []));
+    if (mode === 'generate') {
+      const pointer = module.ccall('websd_image_rgb', 'number', [], []);
+      const bytes = module.ccall('websd_image_rgb_bytes', 'number', [], []);
+      const file = join(outDir, `image-${image.index}.rgb`);
+      writeFileSync(file, module.HEAPU8.subarray(pointer, pointer + bytes));
+      process.stdout.write(JSON.stringify({ image: { ...image, rgb: file } }) + '\n');
+    }
+  }
+  if (mode === 'bench') {
+    // Each part's time runs from its submit to the GPU's completion, as the page would see it.
+    const seconds = (list) => list.map(({ start, end }) => (end - start) / 1000);
+    process.stdout.write(JSON.stringify({ bench: {
+      adapter: bridge.adapterName,
+      open_s: (opened - started) / 1000,
+      prepare_s: seconds(parts.prepare),
+      step_s: seconds(parts.step),
+      decode_s: seconds(parts.decode),
+      peak_gpu_bytes: bridge.peakBytes ?? null,
+      peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
+    } }) + '\n');
+  }
+  module.ccall('websd_close', null, [], []);
+  bridge.destroy();
+}
+
+const [mode, artifact, requestPath, outDir] = process.argv.slice(2);
+if (!['generate', 'bench'].includes(mode) || !artifact || !requestPath || (mode === 'generate' && !outDir)) {
+  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench ART REQUEST.json\n');
+  process.exit(2);
+}
+try {
+  await run(mode, artifact, requestPath, outDir);
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`websd: ${error.message.replace(/^webgpu: /, 'webgpu: ')}\n`);
+  process.exit(1);
+}
