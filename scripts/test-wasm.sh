@@ -23,5 +23,8 @@ fi
 emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release -DWEBSD_UNICODE_TABLES_CPP="$PWD/$tables" >/dev/null
 cmake --build build-wasm -j "$(nproc)"
 ctest --test-dir build-wasm --output-on-failure
-# ctest counts the module as one test: show googletest's own count of the cases that ran under node.
+# ctest counts each module as one test: show googletest's own count of the cases that ran under
+# node, and node's test runner's for WebGpuDevice on the bridge (webgpu_device_wasm; it needs npm
+# `webgpu` in web/node_modules and SwiftShader: scripts/install-deps.sh --webgpu).
 grep -E '^\[==========\] [0-9]+ tests? from .* ran|^\[  PASSED  \]' build-wasm/Testing/Temporary/LastTest.log | sed 's/^/wasm (node): /'
+grep -E '^# (tests|pass|fail) [0-9]+$' build-wasm/Testing/Temporary/LastTest.log | sed 's/^# /webgpu device (node): /'

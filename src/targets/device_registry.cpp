@@ -6,6 +6,9 @@
 #if WEBSD_TARGET_CPU
 #include "targets/cpu/runtime/cpu_device.h"
 #endif
+#if WEBSD_TARGET_WEBGPU
+#include "targets/webgpu/runtime/webgpu_device.h"
+#endif
 
 namespace websd::targets {
 
@@ -13,6 +16,10 @@ const std::vector<DeviceTarget>& device_targets() {
   static const std::vector<DeviceTarget> targets = {
 #if WEBSD_TARGET_CPU
     {"cpu", "this machine's CPU (oneDNN and generated kernels)", [] { return std::make_unique<cpu::CpuDevice>(); }},
+#endif
+#if WEBSD_TARGET_WEBGPU
+    {"webgpu", "the GPU behind the page's WebGPU bridge (web/bridge)",
+     [] { return std::make_unique<webgpu::WebGpuDevice>(); }},
 #endif
   };
   return targets;

@@ -135,8 +135,10 @@ export class GpuBridge {
 
   // A compute kernel: WGSL `code`'s entry point `entry`, with one storage binding per entry of
   // `bindings` ('read', 'write' or 'readwrite') at @group(0) @binding(i), then, when
-  // `uniformBytes` > 0, a uniform block at @binding(bindings.length). Compiles in the background.
-  createKernel(code, entry, bindings, uniformBytes = 0) {
+  // `uniformBytes` > 0, a uniform block at @binding(bindings.length). Compiles in the background;
+  // its errors name it by `label` (the launch list's kernel name, which is unique where entry
+  // points such as 'main' may repeat).
+  createKernel(code, entry, bindings, uniformBytes = 0, label = entry) {
     const entries = bindings.map((access, binding) => ({
       binding,
       visibility: GPUShaderStage.COMPUTE,
@@ -146,18 +148,18 @@ export class GpuBridge {
       entries.push({ binding: bindings.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } });
     }
     const layout = this.device.createBindGroupLayout({ entries });
-    const kernel = { kind: 'kernel', entry, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
+    const kernel = { kind: 'kernel', name: label, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
     const handle = this.hold(kernel);
     this.pending += 1;
     // A WGSL error surfaces in this scope (not as an uncaptured error), so it can name the kernel.
     this.device.pushErrorScope('validation');
-    const module = this.device.createShaderModule({ code, label: entry });
+    const module = this.device.createShaderModule({ code, label });
     const pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [layout] });
     const pipeline = this.device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint: entry } });
     const scope = this.device.popErrorScope();
     Promise.allSettled([scope, pipeline]).then(async ([scoped, made]) => {
       const error = scoped.value ?? (made.status === 'rejected' ? made.reason : null);
-      if (error) this.fail(`kernel '${entry}': ${await compileMessages(module, error)}`);
+      if (error) this.fail(`kernel '${label}': ${await compileMessages(module, error)}`);
       else kernel.pipeline = made.value;
     }).finally(() => this.done());
     return handle;
@@ -181,7 +183,7 @@ export class GpuBridge {
     const steps = launches.map((launch, index) => {
       const kernel = this.getKernel(launch.kernel);
       if (launch.bindings.length !== kernel.bindingCount) {
-        throw new Error(`webgpu: launch ${index} ('${kernel.entry}') binds ${launch.bindings.length} buffers, ` +
+        throw new Error(`webgpu: launch ${index} ('${kernel.name}') binds ${launch.bindings.length} buffers, ` +
                         `its kernel takes ${kernel.bindingCount}`);
       }
       const entries = launch.bindings.map((binding, slot) => ({
@@ -194,7 +196,7 @@ export class GpuBridge {
       }));
       if (kernel.uniformBytes > 0) {
         if (launch.uniforms.byteLength !== kernel.uniformBytes) {
-          throw new Error(`webgpu: launch ${index} ('${kernel.entry}') has ${launch.uniforms.byteLength} ` +
+          throw new Error(`webgpu: launch ${index} ('${kernel.name}') has ${launch.uniforms.byteLength} ` +
                           `uniform bytes, its kernel takes ${kernel.uniformBytes}`);
         }
         new Uint8Array(uniformBuffer.getMappedRange(uniformOffsets[index], alignUp(kernel.uniformBytes, alignment)))
@@ -218,7 +220,7 @@ export class GpuBridge {
     for (const step of program.steps) {
       if (!step.kernel.pipeline) {
         pass.end();
-        throw new Error(`webgpu: kernel '${step.kernel.entry}' is not compiled yet (await the bridge first)`);
+        throw new Error(`webgpu: kernel '${step.kernel.name}' is not compiled yet (await the bridge first)`);
       }
       pass.setPipeline(step.kernel.pipeline);
       pass.setBindGroup(0, step.bindGroup);

@@ -116,6 +116,9 @@ test('poll reports work in flight until it is delivered', async () => {
 test('a WGSL error names the kernel and the line', async () => {
   gpu.createKernel('@compute @workgroup_size(1) fn broken() { let x: f32 = undefined_name; }', 'broken', []);
   await assert.rejects(gpu.settled(), /kernel 'broken': .*1:\d+: .*undefined_name/);
+  // A label (the launch list's kernel name) names it instead of its entry point.
+  gpu.createKernel('@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }', 'main', [], 0, 'conv_3');
+  await assert.rejects(gpu.settled(), /kernel 'conv_3': .*undefined_name/);
 });
 
 test('bad handles and ranges are refused with what was wrong', () => {
