@@ -13,10 +13,10 @@
 //
 // Never blocks (wasm in a browser cannot): wait() returns only when poll() says everything is
 // done and otherwise throws websd::Error; JavaScript awaits the bridge's settled() between the
-// calls that enqueue work and the calls that use its results. Kernels must have compiled before
-// the first submit of a program (await settled() after the Executor is made): the bridge cannot
-// queue a run behind a compilation, so such a submit throws. LaunchTimes and LaunchProgress are
-// not reported yet (timestamp queries are for later). Every JS exception of a bridge call,
+// calls that enqueue work and the calls that use its results. A submit made while the program's
+// kernels still compile is queued by the bridge behind them, with every command after it, as
+// Device::prepare promises. LaunchTimes and LaunchProgress are not reported yet (timestamp
+// queries are for later). Every JS exception of a bridge call,
 // including GPU errors the bridge keeps until the next poll, becomes websd::Error("webgpu") with
 // the bridge's message. Not thread-safe (nor is the bridge): one thread, the module's.
 #pragma once
