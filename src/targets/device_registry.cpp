@@ -7,6 +7,9 @@
 #include "targets/cpu/runtime/cpu_device.h"
 #include "targets/cpu/runtime/cpu_memory_check.h"
 #endif
+#if WEBSD_TARGET_WEBGPU
+#include "targets/webgpu/runtime/webgpu_device.h"
+#endif
 
 namespace websd::targets {
 
@@ -18,6 +21,13 @@ const std::vector<DeviceTarget>& device_targets() {
        cpu::require_memory(list, cpu::cpu_memory_need(list, weights_to_load));
      },
      [](const runtime::LaunchList& list) { return cpu::memory_fits(cpu::cpu_memory_need(list, true)); }},
+#endif
+#if WEBSD_TARGET_WEBGPU
+    {"webgpu",
+     "the GPU behind the page's WebGPU bridge (web/bridge)",
+     [] { return std::make_unique<webgpu::WebGpuDevice>(); },
+     {},   // no host-memory check: a GPU allocation that fails is reported by the bridge
+     {}},  // decodes are tiled only when asked (--vae-tiling on)
 #endif
   };
   return targets;

@@ -40,7 +40,7 @@ struct Runtime {
   std::string error;
 };
 
-Runtime& runtime() {
+Runtime& web_state() {
   static Runtime state;
   return state;
 }
@@ -49,10 +49,10 @@ Runtime& runtime() {
 template <typename Body>
 auto guarded(Body body, decltype(body()) failed) -> decltype(body()) {
   try {
-    runtime().error.clear();
+    web_state().error.clear();
     return body();
   } catch (const std::exception& error) {
-    runtime().error = error.what();
+    web_state().error = error.what();
     return failed;
   }
 }
@@ -118,7 +118,7 @@ extern "C" {
 EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progress) {
   return guarded(
       [&] {
-        Runtime& rt = runtime();
+        Runtime& rt = web_state();
         rt.run.reset();
         rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir);
         rt.tokenizer = rt.backend->tokenizer();
@@ -131,7 +131,7 @@ EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progres
 EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
   return guarded(
       [&] {
-        Runtime& rt = runtime();
+        Runtime& rt = web_state();
         if (!rt.backend) throw Error("web", "websd_begin before websd_open");
         const nlohmann::json json = nlohmann::json::parse(request_json);
         GenerationRequest request = generation_request_from_json(json);
@@ -157,30 +157,30 @@ EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
 EMSCRIPTEN_KEEPALIVE int websd_advance() {
   return guarded(
       [] {
-        Runtime& rt = runtime();
+        Runtime& rt = web_state();
         if (!rt.run) throw Error("web", "websd_advance without a run (websd_begin)");
         return advance(rt);
       },
       -1);
 }
 
-EMSCRIPTEN_KEEPALIVE const char* websd_part() { return runtime().part.c_str(); }
-EMSCRIPTEN_KEEPALIVE const char* websd_image_json() { return runtime().image_json.c_str(); }
+EMSCRIPTEN_KEEPALIVE const char* websd_part() { return web_state().part.c_str(); }
+EMSCRIPTEN_KEEPALIVE const char* websd_image_json() { return web_state().image_json.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE const std::uint8_t* websd_image_rgb() {
-  const Runtime& rt = runtime();
+  const Runtime& rt = web_state();
   return rt.run && rt.run->ready ? rt.run->ready->image.pixels.data() : nullptr;
 }
 
 EMSCRIPTEN_KEEPALIVE int websd_image_rgb_bytes() {
-  const Runtime& rt = runtime();
+  const Runtime& rt = web_state();
   return rt.run && rt.run->ready ? static_cast<int>(rt.run->ready->image.pixels.size()) : 0;
 }
 
-EMSCRIPTEN_KEEPALIVE const char* websd_error() { return runtime().error.c_str(); }
+EMSCRIPTEN_KEEPALIVE const char* websd_error() { return web_state().error.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE void websd_close() {
-  Runtime& rt = runtime();
+  Runtime& rt = web_state();
   rt.run.reset();
   rt.printer.reset();
   rt.tokenizer.reset();

@@ -18,7 +18,10 @@
 // encoder per flush (one per UNet step, not one per dispatch); a write flushes what was gathered
 // first, since queue.writeBuffer would otherwise overtake it. Errors (validation, out of memory,
 // shader compilation, device loss) are kept and thrown by the next poll() or settled(), with the
-// operation that caused them. Single-threaded, like everything on one GPUDevice.
+// operation that caused them. Kernels compile in the background: a run of a program whose kernels
+// are still compiling is queued, with every write, copy, read, run and release called after it,
+// and replayed in order once they are (the runtime may submit right after preparing). Single-
+// threaded, like everything on one GPUDevice.
 
 const kStorageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -63,6 +66,8 @@ export class GpuBridge {
     this.encoder = null;
     this.afterFlush = [];   // reads to start once the copies they wait on are submitted
     this.pending = 0;       // reads and compilations not yet delivered
+    this.compiling = 0;     // kernels whose pipelines are not made yet
+    this.deferred = null;   // commands queued behind a run that waits on compilation (see defer)
     this.waiters = [];      // settled() promises waiting for pending == 0
     this.error = null;
     this.stagingPool = new Map();  // bytes -> idle MAP_READ buffers
@@ -87,6 +92,7 @@ export class GpuBridge {
   // Frees the handle; the GPU keeps the memory until the work already submitted is done with it.
   release(handle) {
     const object = this.get(handle);
+    if (this.defer(() => this.release(handle))) return;
     if (object.kind === 'buffer') object.buffer.destroy();
     if (object.kind === 'program') object.uniformBuffer?.destroy();
     this.objects[handle] = null;
@@ -96,6 +102,11 @@ export class GpuBridge {
   // Copies `data` (a typed array or ArrayBuffer view) into the buffer at `offset` now.
   writeBuffer(handle, offset, data) {
     const { buffer } = this.getBuffer(handle, offset, data.byteLength, 'write');
+    if (this.deferred) {  // `data` may change once this returns: queue a copy
+      const copy = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+      this.defer(() => this.writeBuffer(handle, offset, copy));
+      return;
+    }
     this.flush();
     // queue.writeBuffer wants a multiple of 4 bytes: pad a short tail with zeros.
     if (data.byteLength % 4 === 0) {
@@ -110,6 +121,7 @@ export class GpuBridge {
   copyBuffer(from, fromOffset, to, toOffset, bytes) {
     const source = this.getBuffer(from, fromOffset, bytes, 'copy from').buffer;
     const target = this.getBuffer(to, toOffset, bytes, 'copy to').buffer;
+    if (this.defer(() => this.copyBuffer(from, fromOffset, to, toOffset, bytes))) return;
     this.commandEncoder().copyBufferToBuffer(source, fromOffset, target, toOffset, bytes);
   }
 
@@ -117,6 +129,7 @@ export class GpuBridge {
   // gets a Uint8Array that is valid only during the call (copy out what you keep).
   readBuffer(handle, offset, bytes, deliver) {
     const source = this.getBuffer(handle, offset, bytes, 'read').buffer;
+    if (this.defer(() => this.readBuffer(handle, offset, bytes, deliver))) return;
     const size = alignUp(Math.max(bytes, 4), 4);
     const staging = this.takeStaging(size);
     this.commandEncoder().copyBufferToBuffer(source, offset, staging, 0, size);
@@ -135,8 +148,10 @@ export class GpuBridge {
 
   // A compute kernel: WGSL `code`'s entry point `entry`, with one storage binding per entry of
   // `bindings` ('read', 'write' or 'readwrite') at @group(0) @binding(i), then, when
-  // `uniformBytes` > 0, a uniform block at @binding(bindings.length). Compiles in the background.
-  createKernel(code, entry, bindings, uniformBytes = 0) {
+  // `uniformBytes` > 0, a uniform block at @binding(bindings.length). Compiles in the background;
+  // its errors name it by `label` (the launch list's kernel name, which is unique where entry
+  // points such as 'main' may repeat).
+  createKernel(code, entry, bindings, uniformBytes = 0, label = entry) {
     const entries = bindings.map((access, binding) => ({
       binding,
       visibility: GPUShaderStage.COMPUTE,
@@ -146,20 +161,24 @@ export class GpuBridge {
       entries.push({ binding: bindings.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } });
     }
     const layout = this.device.createBindGroupLayout({ entries });
-    const kernel = { kind: 'kernel', entry, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
+    const kernel = { kind: 'kernel', name: label, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
     const handle = this.hold(kernel);
     this.pending += 1;
+    this.compiling += 1;
     // A WGSL error surfaces in this scope (not as an uncaptured error), so it can name the kernel.
     this.device.pushErrorScope('validation');
-    const module = this.device.createShaderModule({ code, label: entry });
+    const module = this.device.createShaderModule({ code, label });
     const pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [layout] });
     const pipeline = this.device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint: entry } });
     const scope = this.device.popErrorScope();
     Promise.allSettled([scope, pipeline]).then(async ([scoped, made]) => {
       const error = scoped.value ?? (made.status === 'rejected' ? made.reason : null);
-      if (error) this.fail(`kernel '${entry}': ${await compileMessages(module, error)}`);
+      if (error) this.fail(`kernel '${label}': ${await compileMessages(module, error)}`);
       else kernel.pipeline = made.value;
-    }).finally(() => this.done());
+    }).finally(() => {
+      this.compiling -= 1;
+      this.done();
+    });
     return handle;
   }
 
@@ -181,7 +200,7 @@ export class GpuBridge {
     const steps = launches.map((launch, index) => {
       const kernel = this.getKernel(launch.kernel);
       if (launch.bindings.length !== kernel.bindingCount) {
-        throw new Error(`webgpu: launch ${index} ('${kernel.entry}') binds ${launch.bindings.length} buffers, ` +
+        throw new Error(`webgpu: launch ${index} ('${kernel.name}') binds ${launch.bindings.length} buffers, ` +
                         `its kernel takes ${kernel.bindingCount}`);
       }
       const entries = launch.bindings.map((binding, slot) => ({
@@ -194,7 +213,7 @@ export class GpuBridge {
       }));
       if (kernel.uniformBytes > 0) {
         if (launch.uniforms.byteLength !== kernel.uniformBytes) {
-          throw new Error(`webgpu: launch ${index} ('${kernel.entry}') has ${launch.uniforms.byteLength} ` +
+          throw new Error(`webgpu: launch ${index} ('${kernel.name}') has ${launch.uniforms.byteLength} ` +
                           `uniform bytes, its kernel takes ${kernel.uniformBytes}`);
         }
         new Uint8Array(uniformBuffer.getMappedRange(uniformOffsets[index], alignUp(kernel.uniformBytes, alignment)))
@@ -210,16 +229,21 @@ export class GpuBridge {
   }
 
   // Encodes every launch of the program, in order, in one compute pass of the current encoder.
-  // Throws when a kernel is not compiled yet: await settled() after creating kernels.
+  // While one of its kernels is compiling, the run (and every command after it) is queued instead.
   runProgram(handle) {
     const program = this.get(handle);
     if (program.kind !== 'program') throw new Error(`webgpu: handle ${handle} is not a program`);
+    if (this.defer(() => this.runProgram(handle))) return;
+    const waiting = program.steps.find((step) => !step.kernel.pipeline);
+    if (waiting && this.compiling > 0) {
+      this.deferred = [() => this.runProgram(handle)];
+      return;
+    }
+    if (waiting) {
+      throw new Error(`webgpu: kernel '${waiting.kernel.name}' did not compile (poll or settled reported why)`);
+    }
     const pass = this.commandEncoder().beginComputePass();
     for (const step of program.steps) {
-      if (!step.kernel.pipeline) {
-        pass.end();
-        throw new Error(`webgpu: kernel '${step.kernel.entry}' is not compiled yet (await the bridge first)`);
-      }
       pass.setPipeline(step.kernel.pipeline);
       pass.setBindGroup(0, step.bindGroup);
       pass.dispatchWorkgroups(step.dispatch[0], step.dispatch[1], step.dispatch[2]);
@@ -228,7 +252,9 @@ export class GpuBridge {
   }
 
   // Submits what was gathered since the last flush, then starts the reads that wait on it.
+  // Commands queued behind compilation are flushed when they are replayed.
   flush() {
+    if (this.deferred) return;
     if (this.encoder) {
       this.device.queue.submit([this.encoder.finish()]);
       this.encoder = null;
@@ -242,7 +268,7 @@ export class GpuBridge {
   // the first GPU error seen, once.
   poll() {
     this.throwError();
-    return this.pending === 0 && this.afterFlush.length === 0;
+    return this.pending === 0 && this.afterFlush.length === 0 && !this.deferred;
   }
 
   // Flushes, then resolves when poll() would return true (rejects with the first GPU error).
@@ -300,8 +326,31 @@ export class GpuBridge {
     this.stagingPool.get(size).push(buffer);
   }
 
+  // Queues `command` when commands wait on compilation (true), else leaves it to the caller (false).
+  defer(command) {
+    if (!this.deferred) return false;
+    this.deferred.push(command);
+    return true;
+  }
+
+  // Runs the queued commands in their order once every kernel has compiled (or failed to: a run of a
+  // failed kernel is then an error kept for poll), and submits them.
+  replay() {
+    const commands = this.deferred;
+    this.deferred = null;
+    for (const command of commands) {
+      try {
+        command();
+      } catch (error) {
+        this.fail(error.message.replace(/^webgpu: /, ''));
+      }
+    }
+    this.flush();
+  }
+
   done() {
     this.pending -= 1;
+    if (this.deferred && this.compiling === 0) this.replay();
     if (this.pending === 0) {
       const waiters = this.waiters;
       this.waiters = [];

@@ -89,6 +89,24 @@ test('writes, runs, copies and reads take effect in the order they are called', 
   for (const handle of [program, kernel, x, copy]) gpu.release(handle);
 });
 
+test('a run before its kernel compiled waits for it, and later commands keep their order', async () => {
+  const x = gpu.createBuffer(16);
+  const kernel = gpu.createKernel(kIncrement, 'increment', ['readwrite']);
+  const program = gpu.createProgram([{ kernel, bindings: [{ buffer: x, offset: 0, bytes: 16 }], dispatch: [1, 1, 1] }]);
+  gpu.writeBuffer(x, 0, floats([1, 2, 3, 4]));
+  gpu.runProgram(program);  // the kernel is still compiling: queued, with what follows
+  const first = [];
+  gpu.readBuffer(x, 0, 16, (view) => first.push(...new Float32Array(view.slice().buffer)));
+  const later = floats([10, 20, 30, 40]);
+  gpu.writeBuffer(x, 0, later);
+  later.fill(0);  // the queued write holds a copy
+  gpu.runProgram(program);
+  assert.equal(gpu.poll(), false);
+  assert.deepEqual(await readFloats(x, 0, 4), [11, 21, 31, 41]);
+  assert.deepEqual(first, [2, 3, 4, 5]);
+  for (const handle of [program, kernel, x]) gpu.release(handle);
+});
+
 test('a sub-range binding and a partial read see only their bytes', async () => {
   const alignment = gpu.limits().minStorageBufferOffsetAlignment;
   const x = gpu.createBuffer(alignment + 16);
@@ -116,6 +134,14 @@ test('poll reports work in flight until it is delivered', async () => {
 test('a WGSL error names the kernel and the line', async () => {
   gpu.createKernel('@compute @workgroup_size(1) fn broken() { let x: f32 = undefined_name; }', 'broken', []);
   await assert.rejects(gpu.settled(), /kernel 'broken': .*1:\d+: .*undefined_name/);
+  // A label (the launch list's kernel name) names it instead of its entry point.
+  gpu.createKernel('@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }', 'main', [], 0, 'conv_3');
+  await assert.rejects(gpu.settled(), /kernel 'conv_3': .*undefined_name/);
+  // A run of a kernel that failed to compile is refused, naming it.
+  const broken = gpu.createKernel('@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }', 'main', [], 0, 'conv_4');
+  await assert.rejects(gpu.settled(), /kernel 'conv_4'/);
+  const program = gpu.createProgram([{ kernel: broken, bindings: [], dispatch: [1, 1, 1] }]);
+  assert.throws(() => gpu.runProgram(program), /kernel 'conv_4' did not compile/);
 });
 
 test('bad handles and ranges are refused with what was wrong', () => {

@@ -411,6 +411,8 @@ LoweredNode lower_slice(const graph::Function& function, const graph::Node& node
   return finish(std::move(plan));
 }
 
+LoweredNode lower_generated(GeneratedWgsl generated, std::vector<int> reads, int output);
+
 LoweredNode lower_concat(const graph::Function& function, const graph::Node& node) {
   if (node.inputs.size() != 2) {
     refuse(function, node, "a concat of " + std::to_string(node.inputs.size()) + " inputs (two are implemented)");
@@ -419,6 +421,7 @@ LoweredNode lower_concat(const graph::Function& function, const graph::Node& nod
   const Shape& b = type_of(function, node.inputs[1]).shape;
   const std::size_t axis = axis_of(node, "concat", static_cast<std::int64_t>(a.size()));
   const std::int64_t inner = product(a, axis + 1, a.size()), outer = product(a, 0, axis);
+  if (node.inputs[0] == node.inputs[1]) return lower_generated(concat_self_wgsl(outer, a[axis], inner), {0}, 2);
   const std::int64_t total = outer * (a[axis] + b[axis]) * inner;
   KernelPlan plan =
       from_template("concat", {}, {{"total", "u32"}, {"inner", "u32"}, {"len_a", "u32"}, {"len_b", "u32"}});
@@ -474,16 +477,53 @@ LoweredNode lower_gather_rows(const graph::Function& function, const graph::Node
   return finish(std::move(plan));
 }
 
-// A generated module (fused elementwise, constant): one entry "main", no uniforms.
-LoweredNode lower_generated(GeneratedWgsl generated, std::size_t inputs) {
+// A generated module (fused elementwise, constant, concat_self): one entry "main", no uniforms,
+// binding the node operands `reads` and then `output`.
+LoweredNode lower_generated(GeneratedWgsl generated, std::vector<int> reads, int output) {
   KernelPlan plan;
   plan.text = std::move(generated.text);
   plan.stem = generated.family + "_" + text_digest(plan.text);
-  std::vector<int> reads;
-  for (std::size_t i = 0; i < inputs; ++i) reads.push_back(static_cast<int>(i));
-  plan.launches.push_back(plain_launch("main", fold_1d(ceil_div(generated.threads, kElementwiseWorkgroup)), reads,
-                                       {static_cast<int>(inputs)}));
+  plan.launches.push_back(
+      plain_launch("main", fold_1d(ceil_div(generated.threads, kElementwiseWorkgroup)), std::move(reads), {output}));
   return finish(std::move(plan));
+}
+
+LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node) {
+  const std::string& op = node.op->name;
+  for (const auto id : node.outputs) {
+    const DType dtype = type_of(function, id).dtype;
+    if (dtype != DType::kF32) {
+      refuse(function, node, "output dtype " + std::string(dtype_name(dtype)) + " (this tier computes in f32)");
+    }
+  }
+  if (op == "linear") return lower_linear(function, node);
+  if (op == "matmul") return lower_matmul(function, node);
+  if (op == "conv2d_nhwc") return lower_conv(function, node);
+  if (op == "attention") return lower_attention(function, node);
+  if (op == "group_norm_nhwc") return lower_group_norm(function, node);
+  if (op == "layer_norm") return lower_layer_norm(function, node);
+  if (op == "softmax") return lower_softmax(function, node);
+  if (op == "geglu") return lower_geglu(function, node);
+  if (op == "permute") return lower_permute(function, node);
+  if (op == "slice") return lower_slice(function, node);
+  if (op == "concat") return lower_concat(function, node);
+  if (op == "pad") return lower_pad(function, node);
+  if (op == "upsample_nearest_nhwc") return lower_upsample(function, node);
+  if (op == "gather_rows") return lower_gather_rows(function, node);
+  if (op == "constant") {
+    return lower_generated(
+        constant_wgsl(node.attrs.get_floats("values", "constant"), type_of(function, node.outputs[0]).numel()), {}, 0);
+  }
+  if (op == "fused_elementwise") {
+    std::vector<TensorType> inputs;
+    for (const auto id : node.inputs) inputs.push_back(type_of(function, id));
+    std::vector<int> reads;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) reads.push_back(static_cast<int>(i));
+    return lower_generated(fused_elementwise_wgsl(ops::fused_program_from_attrs(node.attrs, node.inputs.size()), inputs,
+                                                  type_of(function, node.outputs[0])),
+                           std::move(reads), static_cast<int>(node.inputs.size()));
+  }
+  refuse(function, node, "no WGSL kernel for this op");
 }
 
 }  // namespace
@@ -509,39 +549,24 @@ bool webgpu_lowers(const std::string& op) {
 }
 
 LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node) {
-  const std::string& op = node.op->name;
-  for (const auto id : node.outputs) {
-    const DType dtype = type_of(function, id).dtype;
-    if (dtype != DType::kF32) {
-      refuse(function, node, "output dtype " + std::string(dtype_name(dtype)) + " (this tier computes in f32)");
+  LoweredNode lowered = lower_by_op(function, node);
+  // Every binding is writable (wgsl_module.h): one value bound twice in a launch is refused by
+  // WebGPU, so it is refused here, at build time.
+  std::vector<graph::ValueId> operands = node.inputs;
+  operands.insert(operands.end(), node.outputs.begin(), node.outputs.end());
+  for (const passes::NodeLaunch& launch : lowered.launches) {
+    std::set<graph::ValueId> bound;
+    for (const int operand : launch.operands) {
+      if (operand == passes::kWorkspaceOperand) continue;
+      if (!bound.insert(operands[static_cast<std::size_t>(operand)]).second) {
+        refuse(function, node,
+               "kernel '" + launch.kernel.name + "' would bind value " +
+                   std::to_string(operands[static_cast<std::size_t>(operand)]) +
+                   " twice (one binding per value in a WebGPU dispatch)");
+      }
     }
   }
-  if (op == "linear") return lower_linear(function, node);
-  if (op == "matmul") return lower_matmul(function, node);
-  if (op == "conv2d_nhwc") return lower_conv(function, node);
-  if (op == "attention") return lower_attention(function, node);
-  if (op == "group_norm_nhwc") return lower_group_norm(function, node);
-  if (op == "layer_norm") return lower_layer_norm(function, node);
-  if (op == "softmax") return lower_softmax(function, node);
-  if (op == "geglu") return lower_geglu(function, node);
-  if (op == "permute") return lower_permute(function, node);
-  if (op == "slice") return lower_slice(function, node);
-  if (op == "concat") return lower_concat(function, node);
-  if (op == "pad") return lower_pad(function, node);
-  if (op == "upsample_nearest_nhwc") return lower_upsample(function, node);
-  if (op == "gather_rows") return lower_gather_rows(function, node);
-  if (op == "constant") {
-    return lower_generated(
-        constant_wgsl(node.attrs.get_floats("values", "constant"), type_of(function, node.outputs[0]).numel()), 0);
-  }
-  if (op == "fused_elementwise") {
-    std::vector<TensorType> inputs;
-    for (const auto id : node.inputs) inputs.push_back(type_of(function, id));
-    return lower_generated(fused_elementwise_wgsl(ops::fused_program_from_attrs(node.attrs, node.inputs.size()), inputs,
-                                                  type_of(function, node.outputs[0])),
-                           node.inputs.size());
-  }
-  refuse(function, node, "no WGSL kernel for this op");
+  return lowered;
 }
 
 }  // namespace websd::webgpu

@@ -22,6 +22,11 @@ struct GeneratedWgsl {
 // array that large compiles slowly; such tensors belong in the weights).
 GeneratedWgsl constant_wgsl(const std::vector<double>& values, std::int64_t count);
 
+// out = concat(a, a) along an axis: a viewed as [outer, len, inner], out [outer, 2 * len, inner]
+// (classifier-free guidance doubles the latents this way). One binding for `a`: WebGPU refuses a
+// value bound twice next to a write (every binding is writable, see wgsl_module.h).
+GeneratedWgsl concat_self_wgsl(std::int64_t outer, std::int64_t len, std::int64_t inner);
+
 // The prologue every generated module starts with: the thread's linear index, and a return past `total`.
 std::string generated_entry_prologue(std::int64_t total);
 

@@ -71,10 +71,13 @@ TEST_P(WebGpuSeededTxt2Img, MatchesDiffusersThroughTheNodeRunner) {
   EXPECT_TRUE(seed_recorded) << "the PNG records the parameters";
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, WebGpuSeededTxt2Img, ::testing::Values("euler_a", "dpmpp_2m", "ddim"));
+// euler_a: the sampler that also draws noise in every step. One scheduler only: a step of the
+// fixture's UNet takes about 20 s on SwiftShader (2 cores), and the schedulers run on the host, the
+// same code as the CPU path's parity tests cover for all of them.
+INSTANTIATE_TEST_SUITE_P(Schedulers, WebGpuSeededTxt2Img, ::testing::Values("euler_a"));
 
 TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
-  const auto result = test::run_websd({"bench", "--artifact", webgpu_artifact(), "--runs", "2", "--json"});
+  const auto result = test::run_websd({"bench", "--artifact", webgpu_artifact(), "--runs", "1", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const nlohmann::json json = nlohmann::json::parse(result.out);
   EXPECT_FALSE(json.at("adapter").get<std::string>().empty());
