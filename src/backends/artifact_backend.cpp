@@ -57,6 +57,7 @@ struct ArtifactBackend::State {
         target(targets::device_target(artifact.target())),
         owned_device(given != nullptr ? std::move(given) : target.open()),
         device(*owned_device) {
+    weights.set_release_shards(!device.limits().adopts_weight_bytes);
     const ArtifactModel model = read_artifact_model(artifact.section("model"), dir);
     info = model.info;
     width = model.width;
@@ -115,6 +116,7 @@ struct ArtifactBackend::State {
     if (target.require_memory) target.require_memory(list, !loaded);
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights);
+    weights.release_held();
     made->set_profile(profile);
     made->set_launch_progress(&launch_progress);
     return *executors.emplace(symbol, std::move(made)).first->second;

@@ -10,7 +10,15 @@ WeightBytes ArtifactWeightSource::read(const LaunchWeight& weight) {
     throw Error("artifact",
                 artifact_.dir() + ": the launch lists name weight '" + weight.name + "' which the index lacks");
   }
+  if (release_shards_ && held_shard_ && *held_shard_ != entry->shard) release_held();
+  held_shard_ = entry->shard;
   return {artifact_.weight(weight.name), entry->dtype, nullptr};
+}
+
+void ArtifactWeightSource::release_held() {
+  if (!release_shards_ || !held_shard_) return;
+  artifact_.release_shard(*held_shard_);
+  held_shard_.reset();
 }
 
 KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact) {

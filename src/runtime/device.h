@@ -39,6 +39,9 @@ struct DeviceLimits {
   // any other value dtype at load, since its sizes and offsets were computed for that dtype.
   std::vector<DType> value_dtypes;
   bool shader_f16 = false;  // kernels may compute in f16
+  // import_weight may adopt the source's bytes in place (a device that addresses host memory):
+  // they must then outlive the buffer. Otherwise a weight source may drop them once imported.
+  bool adopts_weight_bytes = false;
 };
 
 // Memory the device owns (or adopted, see Device::import_weight). Freed when the last owner drops it.

@@ -2,6 +2,7 @@
 
 #include <emscripten/emscripten.h>
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "backends/artifact_backend.h"
 #include "core/error.h"
+#include "io/safetensors_reader.h"
 #include "pipeline/generation_request_json.h"
 #include "pipeline/generation_session.h"
 #include "pipeline/progress.h"
@@ -30,8 +32,16 @@ struct Run {
   std::optional<GeneratedImage> ready;
 };
 
+// One network called alone (websd_network_*), for conformance against the CPU and references.
+struct NetworkCall {
+  std::optional<TensorDownload> download;
+  HostTensor output;
+};
+
 struct Runtime {
   std::unique_ptr<backends::ArtifactBackend> backend;
+  std::optional<NetworkCall> call;
+  std::string call_shape;
   std::optional<ClipTokenizer> tokenizer;
   std::unique_ptr<ProgressPrinter> printer;
   std::unique_ptr<Run> run;
@@ -120,7 +130,10 @@ EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progres
       [&] {
         Runtime& rt = web_state();
         rt.run.reset();
-        rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir);
+        // Every network stays on the GPU: a page makes many images, and reloading the UNet for each
+        // would stream its shards again.
+        rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir, backends::ArtifactAccess{},
+                                                                 backends::Residency::kAllNetworks);
         rt.tokenizer = rt.backend->tokenizer();
         rt.printer = std::make_unique<ProgressPrinter>(std::cerr, redraw_progress != 0);
         return 0;
@@ -176,6 +189,52 @@ EMSCRIPTEN_KEEPALIVE int websd_image_rgb_bytes() {
   const Runtime& rt = web_state();
   return rt.run && rt.run->ready ? static_cast<int>(rt.run->ready->image.pixels.size()) : 0;
 }
+
+EMSCRIPTEN_KEEPALIVE int websd_network_submit(const char* network, const char* inputs_path, double timestep) {
+  return guarded(
+      [&] {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_network_submit before websd_open");
+        const SafetensorsFile inputs(inputs_path);
+        const std::string name = network;
+        NetworkCall call;
+        if (name == "text") {
+          const HostTensor ids = inputs.read_f32("ids");
+          std::vector<std::int64_t> values(ids.data.begin(), ids.data.end());
+          call.download = rt.backend->submit_encode_text(values, ids.shape.at(0));
+        } else if (name == "unet") {
+          const DeviceTensor sample = rt.backend->upload(inputs.read_f32("sample"));
+          const DeviceTensor context = rt.backend->upload(inputs.read_f32("context"));
+          call.download = rt.backend->download(rt.backend->unet(sample, timestep, context));
+        } else if (name == "vae_decode") {
+          call.download = rt.backend->download(rt.backend->vae_decode(rt.backend->upload(inputs.read_f32("latents"))));
+        } else {
+          throw Error("web", "no network '" + name + "' (text, unet, vae_decode)");
+        }
+        rt.call = std::move(call);
+        return 1;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE int websd_network_finish(const char* output_path) {
+  return guarded(
+      [&] {
+        Runtime& rt = web_state();
+        if (!rt.call || !rt.call->download) throw Error("web", "websd_network_finish without a submitted call");
+        const HostTensor output = rt.call->download->wait();
+        rt.call.reset();
+        std::ofstream out(output_path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(output.data.data()),
+                  static_cast<std::streamsize>(output.data.size() * sizeof(float)));
+        if (!out) throw Error("web", std::string("cannot write ") + output_path);
+        rt.call_shape = nlohmann::json(output.shape).dump();
+        return 0;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE const char* websd_network_shape() { return web_state().call_shape.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE const char* websd_error() { return web_state().error.c_str(); }
 

@@ -11,6 +11,11 @@
 //                                  bridge, call again; 2: an image is ready (websd_image_*);
 //                                  0: the run is done; -1: failed (websd_error())
 //
+// One network alone, for conformance tests: websd_network_submit(network, inputs.safetensors,
+// timestep) with network "text" (input "ids", as float values), "unet" ("sample", "context") or
+// "vae_decode" ("latents"); await the bridge; websd_network_finish(out_path) writes the output's
+// float32 values (its shape: websd_network_shape(), JSON).
+//
 // Progress lines go to stderr as the CLI prints them. Every call returns -1 (or null) after an
 // error, with the message in websd_error(). Single-threaded, like the page.
 #pragma once
@@ -26,6 +31,9 @@ const char* websd_part();
 const char* websd_image_json();
 const std::uint8_t* websd_image_rgb();
 int websd_image_rgb_bytes();
+int websd_network_submit(const char* network, const char* inputs_path, double timestep);
+int websd_network_finish(const char* output_path);
+const char* websd_network_shape();
 const char* websd_error();
 void websd_close();
 }

@@ -71,6 +71,8 @@ export class GpuBridge {
     this.waiters = [];      // settled() promises waiting for pending == 0
     this.error = null;
     this.stagingPool = new Map();  // bytes -> idle MAP_READ buffers
+    this.liveBytes = 0;
+    this.peakBytes = 0;
     device.addEventListener?.('uncapturederror', (event) => this.fail(`GPU error: ${event.error.message}`));
     device.lost?.then((info) => {
       if (info.reason !== 'destroyed') this.fail(`the GPU device was lost: ${info.message}`);
@@ -84,8 +86,12 @@ export class GpuBridge {
     return limits;
   }
 
+  // Storage buffers held at once, in bytes: now (liveBytes) and at most (peakBytes), for benchmarks.
   createBuffer(bytes) {
-    const buffer = this.device.createBuffer({ size: alignUp(Math.max(bytes, 4), 4), usage: kStorageUsage() });
+    const size = alignUp(Math.max(bytes, 4), 4);
+    const buffer = this.device.createBuffer({ size, usage: kStorageUsage() });
+    this.liveBytes += size;
+    this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
     return this.hold({ kind: 'buffer', buffer, bytes });
   }
 
@@ -93,7 +99,10 @@ export class GpuBridge {
   release(handle) {
     const object = this.get(handle);
     if (this.defer(() => this.release(handle))) return;
-    if (object.kind === 'buffer') object.buffer.destroy();
+    if (object.kind === 'buffer') {
+      object.buffer.destroy();
+      this.liveBytes -= object.buffer.size;
+    }
     if (object.kind === 'program') object.uniformBuffer?.destroy();
     this.objects[handle] = null;
     this.freeHandles.push(handle);

@@ -4,6 +4,9 @@
 //
 //   node websd_node.mjs generate ART REQUEST.json OUT_DIR   # images as OUT_DIR/image-<i>.rgb
 //   node websd_node.mjs bench ART REQUEST.json              # timings as one JSON line
+//   node websd_node.mjs network ART NAME INPUTS.safetensors TIMESTEP OUT.f32
+//                                            # one network alone (text, unet, vae_decode), for
+//                                            # conformance: its output's float32 values in OUT
 //
 // REQUEST is the run as the native CLI validated it (pipeline/generation_request_json.h).
 // Standard output carries one JSON line per result ({"image": ...} or {"bench": ...}); progress
@@ -47,6 +50,22 @@ function call(module, name, returns, types = [], args = []) {
 
 async function settle(bridge) {
   await bridge.settled();
+}
+
+// One network called alone: {"network": {"shape": [...], "seconds": ...}} on stdout.
+async function runNetwork(artifact, name, inputs, timestep, out) {
+  const bridge = await GpuBridge.create(await nodeGpu(), requirements(artifact));
+  const module = await loadRuntime(bridge);
+  call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), 0]);
+  await settle(bridge);
+  const start = performance.now();
+  call(module, 'websd_network_submit', 'number', ['string', 'string', 'number'], [name, resolve(inputs), Number(timestep)]);
+  await settle(bridge);
+  call(module, 'websd_network_finish', 'number', ['string'], [resolve(out)]);
+  const shape = JSON.parse(module.ccall('websd_network_shape', 'string', [], []));
+  process.stdout.write(JSON.stringify({ network: { shape, seconds: (performance.now() - start) / 1000 } }) + '\n');
+  module.ccall('websd_close', null, [], []);
+  bridge.destroy();
 }
 
 async function run(mode, artifact, requestPath, outDir) {
@@ -95,13 +114,18 @@ async function run(mode, artifact, requestPath, outDir) {
   bridge.destroy();
 }
 
-const [mode, artifact, requestPath, outDir] = process.argv.slice(2);
-if (!['generate', 'bench'].includes(mode) || !artifact || !requestPath || (mode === 'generate' && !outDir)) {
-  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench ART REQUEST.json\n');
+const args = process.argv.slice(2);
+const [mode, artifact, requestPath, outDir] = args;
+const usable = mode === 'network' ? args.length === 6 : ['generate', 'bench'].includes(mode) && artifact &&
+    requestPath && (mode !== 'generate' || outDir);
+if (!usable) {
+  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench ART REQUEST.json |\n' +
+                       '       network ART NAME INPUTS.safetensors TIMESTEP OUT.f32\n');
   process.exit(2);
 }
 try {
-  await run(mode, artifact, requestPath, outDir);
+  if (mode === 'network') await runNetwork(...args.slice(1));
+  else await run(mode, artifact, requestPath, outDir);
   process.exit(0);
 } catch (error) {
   process.stderr.write(`websd: ${error.message.replace(/^webgpu: /, 'webgpu: ')}\n`);

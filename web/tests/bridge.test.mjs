@@ -168,3 +168,17 @@ test('no adapter, or no WebGPU at all, is one clear error', async () => {
   await assert.rejects(GpuBridge.create({ requestAdapter: async () => null }), /webgpu: no GPU adapter was found/);
   await assert.rejects(GpuBridge.create(undefined), /webgpu: this environment has no WebGPU/);
 });
+
+test('storage bytes held are counted, and their peak kept for benchmarks', async () => {
+  const before = gpu.liveBytes, peakBefore = gpu.peakBytes;
+  const a = gpu.createBuffer(1000), b = gpu.createBuffer(6);  // sizes rounded up to 4 bytes
+  assert.equal(gpu.liveBytes, before + 1008);
+  assert.equal(gpu.peakBytes, Math.max(peakBefore, before + 1008));
+  gpu.release(a);
+  await gpu.settled();
+  assert.equal(gpu.liveBytes, before + 8);
+  gpu.release(b);
+  await gpu.settled();
+  assert.equal(gpu.liveBytes, before);
+  assert.ok(gpu.peakBytes >= before + 1008);
+});

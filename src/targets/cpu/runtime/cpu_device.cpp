@@ -117,6 +117,7 @@ CpuDevice::CpuDevice() {
   limits_.max_binding_bytes = std::uint64_t{1} << 48;
   limits_.offset_alignment = kAlignment;
   limits_.value_dtypes = {DType::kF32, DType::kI64};
+  limits_.adopts_weight_bytes = true;  // f32 weights are used in place from the mapped shards
 }
 
 CpuDevice::~CpuDevice() = default;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The webgpu target on a GPU machine (issue 20's figures), in one command: the WGSL kernel suite
+# and the bridge tests, the tiny fixture's seeded euler_a txt2img through a webgpu artifact against
+# diffusers' image, then full-size random SD 1.5 (make-model --preset sd15) built for webgpu at
+# 512x512 (f16 storage, f32 compute) and timed by websd bench.
+#   usage: bench/webgpu/on_gpu_machine.sh WEBSD FIXTURES WORKDIR [RUNS]
+# WEBSD: a websd binary; FIXTURES: a folder holding tiny-sd15/ (../shared/fixtures); node, npm
+# `webgpu` (WEBGPU_MODULE) and a Vulkan driver as ../shared/tools/webgpu-gpu-carry.sh sets them up;
+# WEBSD_WEB_RUNTIME: the WebAssembly build's src/web_runtime (scripts/build-wasm.sh).
+set -euo pipefail
+websd=$1 fixtures=$2 work=$3 runs=${4:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+
+echo "== WGSL kernels and the bridge (node --test web/tests)"
+(cd "$here/../../web" && node --test tests/ 2>&1 | grep -E '^# (tests|pass|fail)')
+
+echo "== fixture parity: seeded euler_a txt2img through a webgpu artifact"
+"$websd" build --model "$fixtures/tiny-sd15/model" --target webgpu --out "$work/tiny-webgpu" --force >/dev/null
+seeded=$fixtures/tiny-sd15/reference/seeded.json
+field() { node -e "process.stdout.write(String(require('$seeded')['$1']))"; }
+"$websd" generate --artifact "$work/tiny-webgpu" --prompt "$(field prompt)" --negative-prompt "$(field negative_prompt)" \
+  --steps "$(field steps)" --guidance "$(field guidance_scale)" --seed "$(field seed)" \
+  --scheduler-config "$fixtures/tiny-sd15/reference/scheduler-euler_a.json" --out "$work/tiny.png" --force
+node "$here/image_max_diff.mjs" "$work/tiny.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" txt2img.euler_a.image
+
+echo "== SD 1.5 (random weights) at 512x512"
+TIMEFORMAT='%R s'
+echo -n "make-model: " && { time "$websd" make-model --preset sd15 --out "$work/sd15" --force >/dev/null; } 2>&1
+echo -n "build: " && { time "$websd" build --model "$work/sd15" --target webgpu --dtype f16 --out "$work/sd15-webgpu" \
+  --force >"$work/build.log"; } 2>&1
+tail -12 "$work/build.log"
+echo "artifact: $(du -sh "$work/sd15-webgpu" | cut -f1), $(ls "$work/sd15-webgpu/kernels" | wc -l) WGSL modules"
+"$websd" bench --artifact "$work/sd15-webgpu" --runs "$runs"
