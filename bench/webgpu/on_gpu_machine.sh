@@ -22,7 +22,18 @@ field() { node -e "process.stdout.write(String(require('$seeded')['$1']))"; }
 "$websd" generate --artifact "$work/tiny-webgpu" --prompt "$(field prompt)" --negative-prompt "$(field negative_prompt)" \
   --steps "$(field steps)" --guidance "$(field guidance_scale)" --seed "$(field seed)" \
   --scheduler-config "$fixtures/tiny-sd15/reference/scheduler-euler_a.json" --out "$work/tiny.png" --force
-node "$here/image_max_diff.mjs" "$work/tiny.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" txt2img.euler_a.image
+node "$here/fixture_check.mjs" "$work/tiny.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" txt2img.euler_a.image || true
+
+echo "== fixture networks against diffusers' float64 references (inputs: FIXTURES/networks, written by websd_webgpu_cli_tests)"
+runner=$work/tiny-webgpu/runtime/node/websd_node.mjs expected=$fixtures/tiny-sd15/reference/expected.safetensors
+node "$runner" network "$work/tiny-webgpu" text "$fixtures/networks/text-0.safetensors" 0 "$work/text.f32" >/dev/null
+node "$here/fixture_check.mjs" "$work/text.f32" "$expected" te.out || true
+for t in 981 500 1; do
+  node "$runner" network "$work/tiny-webgpu" unet "$fixtures/networks/unet-$t.safetensors" $t "$work/unet-$t.f32" >/dev/null
+  node "$here/fixture_check.mjs" "$work/unet-$t.f32" "$expected" unet.out.$t || true
+done
+node "$runner" network "$work/tiny-webgpu" vae_decode "$fixtures/networks/vae_decode-0.safetensors" 0 "$work/vae.f32" >/dev/null
+node "$here/fixture_check.mjs" "$work/vae.f32" "$expected" vae.dec.out || true
 
 echo "== SD 1.5 (random weights) at 512x512"
 TIMEFORMAT='%R s'

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -69,7 +70,17 @@ void expect_close(const std::vector<float>& actual, const HostTensor& expected, 
 }
 
 TEST(WebGpuNetworks, TheTextEncoderMatchesTheReference) {
-  const HostTensor ids = reference("te.ids");
+  // The token ids are int64 in the reference file; the runner takes them as float values.
+  const SafetensorsFile file(test::fixture_path("tiny-sd15/reference/expected.safetensors"));
+  const SafetensorsEntry& entry = file.at("te.ids");
+  const std::span<const std::byte> bytes = file.bytes(entry);
+  std::vector<float> values(bytes.size() / sizeof(std::int64_t));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::int64_t id = 0;
+    std::memcpy(&id, bytes.data() + i * sizeof id, sizeof id);
+    values[i] = static_cast<float>(id);
+  }
+  const HostTensor ids(entry.shape, std::move(values));
   expect_close(run_network("text", {{"ids", &ids}}, 0), reference("te.out"), "text encoder");
 }
 

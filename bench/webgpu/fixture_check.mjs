@@ -1,6 +1,7 @@
-// Max abs difference between an 8-bit RGB PNG (read as x / 255) and a float32 tensor of a
-// safetensors file, for the fixture parity check on a machine without the C++ test suite (the GPU
-// machine): node image_max_diff.mjs IMAGE.png REFERENCE.safetensors KEY
+// Fixture parity checks on a machine without the C++ test suite (the GPU machine), against a
+// float32 tensor of a safetensors file:
+//   node fixture_check.mjs IMAGE.png REFERENCE.safetensors KEY      max abs of x / 255, <= 4e-3 + half a level
+//   node fixture_check.mjs VALUES.f32 REFERENCE.safetensors KEY     relative L2 of raw float32 values, < 1e-4
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 
@@ -47,6 +48,20 @@ function readTensor(path, key) {
 }
 
 const [image, reference, key] = process.argv.slice(2);
+if (image.endsWith('.f32')) {
+  const bytes = readFileSync(image);
+  const actual = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  const expected = readTensor(reference, key);
+  if (actual.length !== expected.length) throw new Error(`sizes differ: ${actual.length} vs ${expected.length}`);
+  let diff = 0, norm = 0;
+  for (let i = 0; i < actual.length; i++) {
+    diff += (actual[i] - expected[i]) ** 2;
+    norm += expected[i] ** 2;
+  }
+  const error = Math.sqrt(diff / norm);
+  console.log(`${key}: relative L2 ${error.toExponential(3)} (tolerance 1e-4)`);
+  process.exit(error < 1e-4 ? 0 : 1);
+}
 const pixels = readPngRgb(image), expected = readTensor(reference, key);
 if (pixels.length !== expected.length) throw new Error(`sizes differ: ${pixels.length} vs ${expected.length}`);
 let worst = 0;
