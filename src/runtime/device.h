@@ -39,6 +39,11 @@ struct DeviceLimits {
   // any other value dtype at load, since its sizes and offsets were computed for that dtype.
   std::vector<DType> value_dtypes;
   bool shader_f16 = false;  // kernels may compute in f16
+  // Kernel limits of GPU devices (0: none, host devices): storage bindings of one kernel, threads of
+  // one workgroup, workgroups of a dispatch in each dimension.
+  std::uint64_t max_storage_buffers_per_stage = 0;
+  std::uint64_t max_invocations_per_workgroup = 0;
+  std::uint64_t max_workgroups_per_dimension = 0;
   // import_weight may adopt the source's bytes in place (a device that addresses host memory):
   // they must then outlive the buffer. Otherwise a weight source may drop them once imported.
   bool adopts_weight_bytes = false;
@@ -142,7 +147,9 @@ class Device {
   virtual void trim() {}
 };
 
-// The launch's operands, for profiles: "<kernel entry> <shapes of reads> -> <shapes of writes>".
+// The launch's operands, for profiles: "<kernel> <shapes of reads> -> <shapes of writes>", the
+// kernel by its entry, or for a webgpu module named "<family>_<digest>:<entry>" by its family (and
+// its entry when that differs and is not "main").
 std::string launch_profile_key(const LaunchList& list, const Launch& launch);
 // Its floating-point operations for profiles (GEMM-like kernels; 0 for the others).
 double launch_flops(const LaunchList& list, const Launch& launch);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/message_text.h"
 #include "runtime/edge_values.h"
 
 namespace websd::runtime {
@@ -52,6 +53,31 @@ void check_fits_device(const LaunchList& list, const Device& device) {
       throw Error("artifact", where + ": arena " + std::to_string(a) + " of " + std::to_string(list.memory.arenas[a]) +
                                   " bytes exceeds this device's largest buffer of " +
                                   std::to_string(limits.max_buffer_bytes) + " (built for another target?)");
+    }
+  }
+  // A GPU's kernel limits, checked before any pipeline is made (0: the device has none).
+  const auto over = [](std::uint64_t value, std::uint64_t limit) { return limit != 0 && value > limit; };
+  for (const Kernel& kernel : list.kernels) {
+    const auto& size = kernel.workgroup_size;
+    const auto threads = static_cast<std::uint64_t>(size[0] * size[1] * size[2]);
+    if (over(kernel.bindings.size(), limits.max_storage_buffers_per_stage) ||
+        over(threads, limits.max_invocations_per_workgroup)) {
+      throw Error("artifact", where + ": kernel '" + message_safe(kernel.name, 120) + "' binds " +
+                                  std::to_string(kernel.bindings.size()) + " storage buffers with " +
+                                  std::to_string(threads) + " threads per workgroup; this device allows " +
+                                  std::to_string(limits.max_storage_buffers_per_stage) + " and " +
+                                  std::to_string(limits.max_invocations_per_workgroup) +
+                                  " (its limits maxStorageBuffersPerShaderStage, maxComputeInvocationsPerWorkgroup)");
+    }
+  }
+  for (std::size_t l = 0; l < list.launches.size(); ++l) {
+    for (const auto groups : list.launches[l].dispatch) {
+      if (over(static_cast<std::uint64_t>(groups), limits.max_workgroups_per_dimension)) {
+        throw Error("artifact", where + ": launch " + std::to_string(l) + " dispatches " + std::to_string(groups) +
+                                    " workgroups in one dimension; this device allows " +
+                                    std::to_string(limits.max_workgroups_per_dimension) +
+                                    " (maxComputeWorkgroupsPerDimension)");
+      }
     }
   }
 }

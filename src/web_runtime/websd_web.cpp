@@ -15,6 +15,7 @@
 #include "pipeline/generation_session.h"
 #include "pipeline/progress.h"
 #include "pipeline/schedulers/scheduler_factory.h"
+#include "runtime/op_profile.h"
 
 namespace {
 
@@ -40,6 +41,8 @@ struct NetworkCall {
 
 struct Runtime {
   std::unique_ptr<backends::ArtifactBackend> backend;
+  std::unique_ptr<runtime::OpProfile> profile;  // websd_profile_start's, until websd_close
+  std::string profile_json;
   std::optional<NetworkCall> call;
   std::string call_shape;
   std::optional<ClipTokenizer> tokenizer;
@@ -236,11 +239,37 @@ EMSCRIPTEN_KEEPALIVE int websd_network_finish(const char* output_path) {
 
 EMSCRIPTEN_KEEPALIVE const char* websd_network_shape() { return web_state().call_shape.c_str(); }
 
+EMSCRIPTEN_KEEPALIVE int websd_profile_start() {
+  return guarded(
+      [] {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_profile_start before websd_open");
+        rt.profile = std::make_unique<runtime::OpProfile>();
+        rt.backend->set_profile(rt.profile.get());
+        return 0;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE const char* websd_profile_json() {
+  Runtime& rt = web_state();
+  nlohmann::json ops = nlohmann::json::array();
+  if (rt.profile) {
+    for (const auto& [key, totals] : rt.profile->by_op) {
+      ops.push_back({{"key", key}, {"seconds", totals.seconds}, {"calls", totals.calls}, {"flops", totals.flops}});
+    }
+  }
+  rt.profile_json = ops.dump();
+  return rt.profile_json.c_str();
+}
+
 EMSCRIPTEN_KEEPALIVE const char* websd_error() { return web_state().error.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE void websd_close() {
   Runtime& rt = web_state();
   rt.run.reset();
+  if (rt.backend) rt.backend->set_profile(nullptr);
+  rt.profile.reset();
   rt.printer.reset();
   rt.tokenizer.reset();
   rt.backend.reset();

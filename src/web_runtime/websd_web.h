@@ -16,6 +16,10 @@
 // "vae_decode" ("latents"); await the bridge; websd_network_finish(out_path) writes the output's
 // float32 values (its shape: websd_network_shape(), JSON).
 //
+// Profiles: websd_profile_start() before a run times every launch from GPU timestamps (adapters
+// with 'timestamp-query', each launch in its own compute pass); websd_profile_json() gives
+// [{"key", "seconds", "calls", "flops"}] (runtime/op_profile.h) summed over the run.
+//
 // Progress lines go to stderr as the CLI prints them. Every call returns -1 (or null) after an
 // error, with the message in websd_error(). Single-threaded, like the page.
 #pragma once
@@ -34,6 +38,8 @@ int websd_image_rgb_bytes();
 int websd_network_submit(const char* network, const char* inputs_path, double timestep);
 int websd_network_finish(const char* output_path);
 const char* websd_network_shape();
+int websd_profile_start();
+const char* websd_profile_json();
 const char* websd_error();
 void websd_close();
 }

@@ -433,5 +433,58 @@ TEST(Executor, DtypesTheDeviceDoesNotStoreNativelyAreRefusedAtLoad) {
   }
 }
 
+// A GPU-like device's kernel limits, set low: a list whose kernels bind more storage buffers, run
+// more threads per workgroup or dispatch more workgroups in a dimension is refused at load, naming
+// the kernel or launch and the WebGPU limit (a low-limit device refuses cleanly, never at run time).
+TEST(Executor, KernelLimitsOfTheDeviceAreCheckedAtLoad) {
+  class SmallGpu final : public websd::test::ForwardingDevice {
+   public:
+    explicit SmallGpu(DeviceLimits limits) : limits_(std::move(limits)) {}
+    const DeviceLimits& limits() const override { return limits_; }
+
+   private:
+    DeviceLimits limits_;
+  };
+  const auto f = websd::test::launch_test_function();
+  const LaunchList list = lower(f.function);
+  std::size_t most_bindings = 0;
+  for (const Kernel& kernel : list.kernels) most_bindings = std::max(most_bindings, kernel.bindings.size());
+  const DeviceLimits cpu = cpu::CpuDevice().limits();
+  {
+    DeviceLimits limits = cpu;
+    limits.max_storage_buffers_per_stage = most_bindings - 1;
+    SmallGpu device(limits);
+    EXPECT_NE(error_of([&] { Executor executor(device, list); }).find("maxStorageBuffersPerShaderStage"),
+              std::string::npos);
+  }
+  {
+    LaunchList wide = list;
+    wide.kernels[0].workgroup_size = {16, 16, 2};
+    DeviceLimits limits = cpu;
+    limits.max_invocations_per_workgroup = 256;
+    SmallGpu device(limits);
+    EXPECT_NE(error_of([&] { Executor executor(device, wide); }).find("512 threads per workgroup"), std::string::npos);
+  }
+  {
+    LaunchList far = list;
+    far.launches[0].dispatch = {70000, 1, 1};
+    DeviceLimits limits = cpu;
+    limits.max_workgroups_per_dimension = 65535;
+    SmallGpu device(limits);
+    EXPECT_NE(error_of([&] {
+                Executor executor(device, far);
+              }).find("launch 0 dispatches 70000 workgroups in one dimension; this device allows 65535"),
+              std::string::npos);
+  }
+  {  // Within every limit: loads.
+    DeviceLimits limits = cpu;
+    limits.max_storage_buffers_per_stage = most_bindings;
+    limits.max_invocations_per_workgroup = 256;
+    limits.max_workgroups_per_dimension = 65535;
+    SmallGpu device(limits);
+    EXPECT_NO_THROW(Executor(device, list));
+  }
+}
+
 }  // namespace
 }  // namespace websd::runtime

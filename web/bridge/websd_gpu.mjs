@@ -239,17 +239,21 @@ export class GpuBridge {
 
   // Encodes every launch of the program, in order, in one compute pass of the current encoder.
   // While one of its kernels is compiling, the run (and every command after it) is queued instead.
-  runProgram(handle) {
+  runProgram(handle, deliverTimes = null) {
     const program = this.get(handle);
     if (program.kind !== 'program') throw new Error(`webgpu: handle ${handle} is not a program`);
-    if (this.defer(() => this.runProgram(handle))) return;
+    if (this.defer(() => this.runProgram(handle, deliverTimes))) return;
     const waiting = program.steps.find((step) => !step.kernel.pipeline);
     if (waiting && this.compiling > 0) {
-      this.deferred = [() => this.runProgram(handle)];
+      this.deferred = [() => this.runProgram(handle, deliverTimes)];
       return;
     }
     if (waiting) {
       throw new Error(`webgpu: kernel '${waiting.kernel.name}' did not compile (poll or settled reported why)`);
+    }
+    if (deliverTimes) {
+      this.runTimed(program, deliverTimes);
+      return;
     }
     const pass = this.commandEncoder().beginComputePass();
     for (const step of program.steps) {
@@ -258,6 +262,50 @@ export class GpuBridge {
       pass.dispatchWorkgroups(step.dispatch[0], step.dispatch[1], step.dispatch[2]);
     }
     pass.end();
+  }
+
+  // Whether runProgram can time each launch (the device has 'timestamp-query').
+  canTime() {
+    return this.device.features.has('timestamp-query');
+  }
+
+  // Each launch in its own compute pass between two GPU timestamps (profiling: passes cost a
+  // little more than one pass of many dispatches); `deliver` gets the seconds of each launch once
+  // the GPU is done, like a read.
+  runTimed(program, deliver) {
+    if (!this.canTime()) throw new Error("webgpu: the device has no 'timestamp-query': launches cannot be timed");
+    const count = program.steps.length * 2;
+    const querySet = this.device.createQuerySet({ type: 'timestamp', count });
+    const resolved = this.device.createBuffer({ size: count * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    const encoder = this.commandEncoder();
+    program.steps.forEach((step, index) => {
+      const pass = encoder.beginComputePass({
+        timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * index, endOfPassWriteIndex: 2 * index + 1 },
+      });
+      pass.setPipeline(step.kernel.pipeline);
+      pass.setBindGroup(0, step.bindGroup);
+      pass.dispatchWorkgroups(step.dispatch[0], step.dispatch[1], step.dispatch[2]);
+      pass.end();
+    });
+    encoder.resolveQuerySet(querySet, 0, count, resolved, 0);
+    const staging = this.takeStaging(count * 8);
+    encoder.copyBufferToBuffer(resolved, 0, staging, 0, count * 8);
+    this.pending += 1;
+    this.afterFlush.push(() => staging.mapAsync(GPUMapMode.READ).then(
+        () => {
+          try {
+            const ticks = new BigInt64Array(staging.getMappedRange(0, count * 8).slice(0));
+            const seconds = [];
+            for (let i = 0; i < count; i += 2) seconds.push(Math.max(0, Number(ticks[i + 1] - ticks[i])) * 1e-9);
+            deliver(seconds);
+          } finally {
+            staging.unmap();
+            this.returnStaging(count * 8, staging);
+            querySet.destroy();
+            resolved.destroy();
+          }
+        },
+        (error) => this.fail(`reading launch times back: ${error.message}`)).finally(() => this.done()));
   }
 
   // Submits what was gathered since the last flush, then starts the reads that wait on it.

@@ -4,9 +4,10 @@
 //
 //   node websd_node.mjs generate ART REQUEST.json OUT_DIR   # images as OUT_DIR/image-<i>.rgb
 //   node websd_node.mjs bench ART REQUEST.json              # timings as one JSON line
-//   node websd_node.mjs network ART NAME INPUTS.safetensors TIMESTEP OUT.f32
-//                                            # one network alone (text, unet, vae_decode), for
-//                                            # conformance: its output's float32 values in OUT
+//   node websd_node.mjs profile ART REQUEST.json            # per-kernel GPU times as one JSON line
+//   node websd_node.mjs network ART NAME INPUTS.safetensors TIMESTEP OUT.f32 [NAME INPUTS ...]
+//                                            # networks alone (text, unet, vae_decode), for
+//                                            # conformance: each output's float32 values in its OUT
 //
 // REQUEST is the run as the native CLI validated it (pipeline/generation_request_json.h).
 // Standard output carries one JSON line per result ({"image": ...} or {"bench": ...}); progress
@@ -25,7 +26,18 @@ import { nodeGpu } from './node_gpu.mjs';
 // WEBSD_WEB_RUNTIME says (the WebAssembly build's src/web_runtime).
 const runtimeDir = process.env.WEBSD_WEB_RUNTIME ?? new URL('..', import.meta.url).pathname;
 
-// The artifact's device requirements (its manifest's section), requested from the adapter.
+// The artifact's device requirements (its manifest's section), requested from the adapter, and
+// 'timestamp-query' for a profile where the adapter has it.
+async function createBridge(artifact, timed = false) {
+  const gpu = await nodeGpu();
+  const needs = requirements(artifact);
+  if (timed) {
+    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (adapter?.features.has('timestamp-query')) needs.requiredFeatures = [...needs.requiredFeatures, 'timestamp-query'];
+  }
+  return GpuBridge.create(gpu, needs);
+}
+
 function requirements(artifact) {
   const manifest = JSON.parse(readFileSync(join(artifact, 'manifest.json'), 'utf8'));
   if (manifest.target !== 'webgpu') {
@@ -52,18 +64,22 @@ async function settle(bridge) {
   await bridge.settled();
 }
 
-// One network called alone: {"network": {"shape": [...], "seconds": ...}} on stdout.
-async function runNetwork(artifact, name, inputs, timestep, out) {
-  const bridge = await GpuBridge.create(await nodeGpu(), requirements(artifact));
+// Networks called alone, one after the other on one opened artifact (jobs: NAME INPUTS TIMESTEP
+// OUT, repeated): {"network": {"name", "shape", "seconds"}} per job on stdout.
+async function runNetworks(artifact, jobs) {
+  const bridge = await createBridge(artifact);
   const module = await loadRuntime(bridge);
   call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), 0]);
   await settle(bridge);
-  const start = performance.now();
-  call(module, 'websd_network_submit', 'number', ['string', 'string', 'number'], [name, resolve(inputs), Number(timestep)]);
-  await settle(bridge);
-  call(module, 'websd_network_finish', 'number', ['string'], [resolve(out)]);
-  const shape = JSON.parse(module.ccall('websd_network_shape', 'string', [], []));
-  process.stdout.write(JSON.stringify({ network: { shape, seconds: (performance.now() - start) / 1000 } }) + '\n');
+  for (let j = 0; j < jobs.length; j += 4) {
+    const [name, inputs, timestep, out] = jobs.slice(j, j + 4);
+    const start = performance.now();
+    call(module, 'websd_network_submit', 'number', ['string', 'string', 'number'], [name, resolve(inputs), Number(timestep)]);
+    await settle(bridge);
+    call(module, 'websd_network_finish', 'number', ['string'], [resolve(out)]);
+    const shape = JSON.parse(module.ccall('websd_network_shape', 'string', [], []));
+    process.stdout.write(JSON.stringify({ network: { name, shape, seconds: (performance.now() - start) / 1000 } }) + '\n');
+  }
   module.ccall('websd_close', null, [], []);
   bridge.destroy();
 }
@@ -71,11 +87,15 @@ async function runNetwork(artifact, name, inputs, timestep, out) {
 async function run(mode, artifact, requestPath, outDir) {
   const started = performance.now();
   const request = readFileSync(requestPath, 'utf8');
-  const bridge = await GpuBridge.create(await nodeGpu(), requirements(artifact));
+  const bridge = await createBridge(artifact, mode === 'profile');
   const module = await loadRuntime(bridge);
   call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), process.stderr.isTTY ? 1 : 0]);
   await settle(bridge);  // pipelines compiled
   const opened = performance.now();
+  if (mode === 'profile') {
+    if (!bridge.canTime()) throw new Error(`webgpu: ${bridge.adapterName} offers no 'timestamp-query': no profile`);
+    call(module, 'websd_profile_start', 'number');
+  }
   call(module, 'websd_begin', 'number', ['string'], [request]);
   const parts = { prepare: [], step: [], decode: [] };
   for (;;) {
@@ -97,6 +117,10 @@ async function run(mode, artifact, requestPath, outDir) {
       process.stdout.write(JSON.stringify({ image: { ...image, rgb: file } }) + '\n');
     }
   }
+  if (mode === 'profile') {
+    const ops = JSON.parse(module.ccall('websd_profile_json', 'string', [], []));
+    process.stdout.write(JSON.stringify({ profile: { adapter: bridge.adapterName, ops } }) + '\n');
+  }
   if (mode === 'bench') {
     // Each part's time runs from its submit to the GPU's completion, as the page would see it.
     const seconds = (list) => list.map(({ start, end }) => (end - start) / 1000);
@@ -116,15 +140,15 @@ async function run(mode, artifact, requestPath, outDir) {
 
 const args = process.argv.slice(2);
 const [mode, artifact, requestPath, outDir] = args;
-const usable = mode === 'network' ? args.length === 6 : ['generate', 'bench'].includes(mode) && artifact &&
+const usable = mode === 'network' ? args.length >= 6 && (args.length - 2) % 4 === 0 : ['generate', 'bench', 'profile'].includes(mode) && artifact &&
     requestPath && (mode !== 'generate' || outDir);
 if (!usable) {
-  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench ART REQUEST.json |\n' +
-                       '       network ART NAME INPUTS.safetensors TIMESTEP OUT.f32\n');
+  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench|profile ART REQUEST.json |\n' +
+                       '       network ART NAME INPUTS.safetensors TIMESTEP OUT.f32 [NAME INPUTS TIMESTEP OUT ...]\n');
   process.exit(2);
 }
 try {
-  if (mode === 'network') await runNetwork(...args.slice(1));
+  if (mode === 'network') await runNetworks(artifact, args.slice(2));
   else await run(mode, artifact, requestPath, outDir);
   process.exit(0);
 } catch (error) {

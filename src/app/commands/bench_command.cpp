@@ -280,7 +280,21 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
                 static_cast<double>(result.peak_gpu_bytes) / (1024.0 * 1024.0 * 1024.0));
   }
   std::printf("%-28s %10.2f GiB\n", "peak RSS", static_cast<double>(result.peak_rss) / (1024.0 * 1024.0 * 1024.0));
-  if (options.profile) {
+  if (options.profile && !result.adapter.empty()) {
+    print_profile("webgpu kernels, one generation of 2 steps (GPU timestamps, a compute pass per launch)",
+                  result.unet_profile, 1);
+    // The hottest kernels by shape, with their throughput (the GEMM-like ones).
+    std::vector<std::pair<std::string, runtime::OpTotals>> keys(result.unet_profile.by_op.begin(),
+                                                                result.unet_profile.by_op.end());
+    std::sort(keys.begin(), keys.end(),
+              [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    std::printf("\nhottest launches by shape:\n%10s %7s %9s  %s\n", "s", "calls", "TFLOP/s", "kernel and shapes");
+    for (std::size_t i = 0; i < keys.size() && i < 12; ++i) {
+      const runtime::OpTotals& t = keys[i].second;
+      std::printf("%10.4f %7lld %9.2f  %s\n", t.seconds, static_cast<long long>(t.calls),
+                  t.flops > 0 ? t.flops / t.seconds * 1e-12 : 0.0, keys[i].first.c_str());
+    }
+  } else if (options.profile) {
     print_profile("text encoder", result.text_profile, options.runs);
     print_profile("UNet step", result.unet_profile, options.runs);
     print_profile("VAE decode", result.vae_profile, options.runs);
@@ -339,6 +353,22 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
   result.unet = {steps.front(), median(std::vector<double>(steps.begin() + 1, steps.end()))};
   result.vae = {decode.front(), median(std::vector<double>(decode.begin() + 1, decode.end()))};
   result.peak_rss = bench.at("peak_rss_bytes").get<std::uint64_t>();  // the runner's: it holds the shards
+  if (!options.profile) return;
+  // Per kernel, from GPU timestamps: a run of its own (one image, two steps), since timing each
+  // launch in its own compute pass slows the steps the timings above measured without it.
+  request.params.steps = 2;
+  request.params.batch_count = 1;
+  sent = generation_request_to_json(request);
+  sent["scheduler"] = "";
+  sent["scheduler_config"] = nullptr;
+  run_webgpu_node("bench", "profile", options.artifact, sent, [&](const nlohmann::json& line) {
+    for (const nlohmann::json& op : line.at("profile").at("ops")) {
+      runtime::OpTotals& totals = result.unet_profile.by_op[op.at("key").get<std::string>()];
+      totals.seconds += op.at("seconds").get<double>();
+      totals.calls += op.at("calls").get<std::int64_t>();
+      totals.flops += op.at("flops").get<double>();
+    }
+  });
 }
 
 void run_bench(const BenchOptions& options) {

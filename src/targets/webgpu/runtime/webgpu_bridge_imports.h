@@ -45,6 +45,11 @@ int websd_gpu_create_kernel(const char* code, const char* entry, const std::uint
 int websd_gpu_create_program(const double* table, int launch_count, const std::uint8_t* uniforms);
 // Encodes every launch of the program in one compute pass. 0 or -1.
 int websd_gpu_run_program(int program);
+// 1 when the device can time launches ('timestamp-query'), else 0.
+int websd_gpu_can_time(void);
+// Encodes every launch in its own timed compute pass; the seconds of each launch land in
+// `seconds` (one double per launch) once the GPU is done, like a read. 0 or -1.
+int websd_gpu_run_program_timed(int program, double* seconds);
 // Submits the gathered commands and starts the reads waiting on them. 0 or -1.
 int websd_gpu_flush(void);
 // 1 when every read and compilation has been delivered, 0 while some are pending, -1 on an error.

@@ -142,6 +142,22 @@ mergeInto(LibraryManager.library, {
     });
   },
 
+  websd_gpu_can_time__deps: ['$websdGpu'],
+  websd_gpu_can_time: function() {
+    return websdGpu.call(function(bridge) { return bridge.canTime() ? 1 : 0; });
+  },
+
+  websd_gpu_run_program_timed__deps: ['$websdGpu'],
+  websd_gpu_run_program_timed: function(program, seconds) {
+    return websdGpu.call(function(bridge) {
+      bridge.runProgram(program, function(values) {
+        // HEAPF64 at delivery: wasm memory may have grown since the call.
+        for (var i = 0; i < values.length; ++i) HEAPF64[(seconds >>> 0) / 8 + i] = values[i];
+      });
+      return 0;
+    });
+  },
+
   websd_gpu_flush__deps: ['$websdGpu'],
   websd_gpu_flush: function() {
     return websdGpu.call(function(bridge) {

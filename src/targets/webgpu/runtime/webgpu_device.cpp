@@ -128,6 +128,9 @@ WebGpuDevice::WebGpuDevice() {
   limits_.max_buffer_bytes = limit("maxBufferSize");
   limits_.max_binding_bytes = limit("maxStorageBufferBindingSize");
   limits_.offset_alignment = limit("minStorageBufferOffsetAlignment");
+  limits_.max_storage_buffers_per_stage = limit("maxStorageBuffersPerShaderStage");
+  limits_.max_invocations_per_workgroup = limit("maxComputeInvocationsPerWorkgroup");
+  limits_.max_workgroups_per_dimension = limit("maxComputeWorkgroupsPerDimension");
   limits_.value_dtypes = {DType::kF32, DType::kI32};
   limits_.shader_f16 = check(websd_gpu_has_feature("shader-f16"), name_) == 1;
 }
@@ -266,11 +269,18 @@ void WebGpuDevice::bind(runtime::DeviceProgram& program, const std::vector<runti
   gpu.program = made;
 }
 
-void WebGpuDevice::submit(runtime::DeviceProgram& program, runtime::LaunchTimes* /*times*/,
+void WebGpuDevice::submit(runtime::DeviceProgram& program, runtime::LaunchTimes* times,
                           const runtime::LaunchProgress* /*progress*/) {
   WebGpuProgram& gpu = program_of(program);
   if (gpu.program == 0) throw Error("webgpu", gpu.list->symbol + ": submitted before it was bound");
-  check(websd_gpu_run_program(gpu.program), gpu.list->symbol);
+  if (times != nullptr && check(websd_gpu_can_time(), gpu.list->symbol) == 1) {
+    // Filled when the GPU is done; the executor keeps `times` until it has waited.
+    times->seconds.assign(gpu.list->launches.size(), 0.0);
+    check(websd_gpu_run_program_timed(gpu.program, times->seconds.data()), gpu.list->symbol);
+  } else {
+    if (times != nullptr) times->seconds.clear();  // no timestamps on this adapter: no times
+    check(websd_gpu_run_program(gpu.program), gpu.list->symbol);
+  }
   check(websd_gpu_flush(), gpu.list->symbol);
 }
 

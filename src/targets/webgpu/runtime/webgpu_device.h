@@ -15,8 +15,9 @@
 // done and otherwise throws websd::Error; JavaScript awaits the bridge's settled() between the
 // calls that enqueue work and the calls that use its results. A submit made while the program's
 // kernels still compile is queued by the bridge behind them, with every command after it, as
-// Device::prepare promises. LaunchTimes and LaunchProgress are not reported yet (timestamp
-// queries are for later). Every JS exception of a bridge call,
+// Device::prepare promises. LaunchTimes (profiles) come from GPU timestamps, each launch in its
+// own compute pass, where the adapter offers 'timestamp-query' (else they stay empty);
+// LaunchProgress is not reported (the launches run on the GPU). Every JS exception of a bridge call,
 // including GPU errors the bridge keeps until the next poll, becomes websd::Error("webgpu") with
 // the bridge's message. Not thread-safe (nor is the bridge): one thread, the module's.
 #pragma once

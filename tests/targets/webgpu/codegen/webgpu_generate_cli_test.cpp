@@ -97,5 +97,17 @@ TEST(WebGpuGenerate, OptionsItCannotHonourYetAreRefusedBeforeNodeStarts) {
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
 }
 
+TEST(WebGpuGenerate, NoAdapterIsOneClearErrorAndNoImage) {
+  const std::string dir = test::make_temp_dir("webgpu-no-adapter");
+  // A Vulkan driver file that does not exist: Dawn finds no adapter.
+  setenv("VK_ICD_FILENAMES", (dir + "/no-such-driver.json").c_str(), 1);
+  const auto result = test::run_websd(
+      {"generate", "--artifact", webgpu_artifact(), "--prompt", "x", "--steps", "1", "--out", dir + "/x.png"});
+  unsetenv("VK_ICD_FILENAMES");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("webgpu: no GPU adapter was found"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.png"));
+}
+
 }  // namespace
 }  // namespace websd

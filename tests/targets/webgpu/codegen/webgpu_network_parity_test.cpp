@@ -44,35 +44,10 @@ const Fixture& fixture() {
   return made;
 }
 
-// Runs `network` on `inputs` through the artifact's runner; its output's values.
-std::vector<float> run_network(const std::string& network, const std::map<std::string, const HostTensor*>& inputs,
-                               double timestep) {
-  const std::string tag = network + "-" + std::to_string(static_cast<int>(timestep));
-  const std::string in = fixture().dir + "/" + tag + ".safetensors", out = fixture().dir + "/" + tag + ".f32";
-  safetensors_write_f32(in, inputs);
-  const std::string module = std::string(WEBSD_WEB_SOURCE_DIR) + "/node_modules/webgpu/index.js";
-  const std::string command = "WEBGPU_MODULE=" + module + " node " + fixture().artifact +
-                              "/runtime/node/websd_node.mjs network " + fixture().artifact + " " + network + " " + in +
-                              " " + std::to_string(timestep) + " " + out + " > " + fixture().dir + "/" + tag + ".json";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream stream(out, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
-}
-
-void expect_close(const std::vector<float>& actual, const HostTensor& expected, const std::string& what) {
-  ASSERT_EQ(actual.size(), expected.data.size()) << what;
-  const double error = test::relative_l2(actual, expected.data);
-  ::testing::Test::RecordProperty(what + ".relative_l2", std::to_string(error));
-  EXPECT_LT(error, kNetworkTolerance) << what;
-}
-
-TEST(WebGpuNetworks, TheTextEncoderMatchesTheReference) {
+HostTensor int64_as_float(const std::string& key) {
   // The token ids are int64 in the reference file; the runner takes them as float values.
   const SafetensorsFile file(test::fixture_path("tiny-sd15/reference/expected.safetensors"));
-  const SafetensorsEntry& entry = file.at("te.ids");
+  const SafetensorsEntry& entry = file.at(key);
   const std::span<const std::byte> bytes = file.bytes(entry);
   std::vector<float> values(bytes.size() / sizeof(std::int64_t));
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -80,21 +55,51 @@ TEST(WebGpuNetworks, TheTextEncoderMatchesTheReference) {
     std::memcpy(&id, bytes.data() + i * sizeof id, sizeof id);
     values[i] = static_cast<float>(id);
   }
-  const HostTensor ids(entry.shape, std::move(values));
-  expect_close(run_network("text", {{"ids", &ids}}, 0), reference("te.out"), "text encoder");
+  return HostTensor(entry.shape, std::move(values));
 }
 
-TEST(WebGpuNetworks, TheUNetMatchesTheReferenceAtThreeTimesteps) {
+std::vector<float> read_values(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+// Every network of the fixture through one opened artifact (pipelines compile once): the text
+// encoder, the UNet at three timesteps, the VAE decoder, each against its reference.
+TEST(WebGpuNetworks, EveryNetworkMatchesDiffusersFloat64References) {
+  const HostTensor ids = int64_as_float("te.ids");
   const HostTensor sample = reference("unet.sample"), context = reference("unet.ctx");
-  for (const int t : {981, 500, 1}) {
-    expect_close(run_network("unet", {{"sample", &sample}, {"context", &context}}, t),
-                 reference("unet.out." + std::to_string(t)), "unet t=" + std::to_string(t));
-  }
-}
-
-TEST(WebGpuNetworks, TheVaeDecoderMatchesTheReference) {
   const HostTensor latents = reference("vae.dec.in");
-  expect_close(run_network("vae_decode", {{"latents", &latents}}, 0), reference("vae.dec.out"), "vae decode");
+  struct Job {
+    std::string network;
+    std::map<std::string, const HostTensor*> inputs;
+    int timestep;
+    std::string expected;
+  };
+  const std::vector<Job> jobs = {{"text", {{"ids", &ids}}, 0, "te.out"},
+                                 {"unet", {{"sample", &sample}, {"context", &context}}, 981, "unet.out.981"},
+                                 {"unet", {{"sample", &sample}, {"context", &context}}, 500, "unet.out.500"},
+                                 {"unet", {{"sample", &sample}, {"context", &context}}, 1, "unet.out.1"},
+                                 {"vae_decode", {{"latents", &latents}}, 0, "vae.dec.out"}};
+  const std::string module = std::string(WEBSD_WEB_SOURCE_DIR) + "/node_modules/webgpu/index.js";
+  std::string command = "WEBGPU_MODULE=" + module + " node " + fixture().artifact +
+                        "/runtime/node/websd_node.mjs network " + fixture().artifact;
+  for (const Job& job : jobs) {
+    const std::string tag = fixture().dir + "/" + job.expected;
+    safetensors_write_f32(tag + ".safetensors", job.inputs);
+    command += " " + job.network + " " + tag + ".safetensors " + std::to_string(job.timestep) + " " + tag + ".f32";
+  }
+  ASSERT_EQ(std::system((command + " > " + fixture().dir + "/networks.json").c_str()), 0) << command;
+  for (const Job& job : jobs) {
+    const std::vector<float> actual = read_values(fixture().dir + "/" + job.expected + ".f32");
+    const HostTensor expected = reference(job.expected);
+    ASSERT_EQ(actual.size(), expected.data.size()) << job.expected;
+    const double error = test::relative_l2(actual, expected.data);
+    ::testing::Test::RecordProperty(job.expected + ".relative_l2", std::to_string(error));
+    EXPECT_LT(error, kNetworkTolerance) << job.expected;
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "compiler/build_artifact.h"
 #include "compiler/target_registry.h"
+#include "core/error.h"
 #include "import/diffusers_checkpoint.h"
 #include "runtime/launch_list.h"
 #include "support/fixtures.h"
@@ -111,6 +112,43 @@ TEST(WebGpuTarget, IdsAreInt32ConvWeightsRepackedAndLimitsStated) {
   EXPECT_EQ(limits["maxStorageBuffersPerShaderStage"], 8);
   EXPECT_EQ(limits["maxComputeInvocationsPerWorkgroup"], 256);
   EXPECT_TRUE(m["sections"]["device_requirements"]["features"].empty());
+}
+
+// The webgpu target with its largest buffer set artificially low, as a small adapter would have it.
+class WebGpuTargetWithBufferLimit : public WebGpuTarget {
+ public:
+  explicit WebGpuTargetWithBufferLimit(std::int64_t bytes) : bytes_(bytes) {}
+  passes::MemoryLimits memory_limits() const override { return {256, bytes_}; }
+
+ private:
+  std::int64_t bytes_;
+};
+
+std::string build_with(const Target& target, const std::string& tag) {
+  BuildOptions options;
+  options.checkpoint = std::make_shared<const DiffusersCheckpoint>(
+      DiffusersCheckpoint::open(websd::test::fixture_path("tiny-sd15/model")));
+  options.out = websd::test::make_temp_dir(tag) + "/art";
+  build_artifact(options, target);
+  return options.out;
+}
+
+TEST(WebGpuTarget, ALowBufferLimitSplitsTheArenasAndATooLowOneRefusesNamingTheValue) {
+  // The VAE decoder's largest activation is 128x128x32 f32 = 2 MiB: a 3 MiB limit splits its arenas.
+  const std::string dir = build_with(WebGpuTargetWithBufferLimit(3 << 20), "webgpu-low-limit");
+  const nlohmann::json m = nlohmann::json::parse(read_text(dir + "/manifest.json"));
+  const runtime::LaunchList vae = runtime::launch_list_from_json(m["sections"]["launch_lists"]["vae_decode"]);
+  EXPECT_GT(vae.memory.arenas.size(), 1u);
+  for (const auto arena : vae.memory.arenas) EXPECT_LE(arena, 3 << 20);
+  // Below one activation: refused at build time, naming the function, the value and the limit.
+  try {
+    build_with(WebGpuTargetWithBufferLimit(1 << 20), "webgpu-too-low-limit");
+    ADD_FAILURE() << "a value larger than the limit was built";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("vae_decode: value"), std::string::npos) << message;
+    EXPECT_NE(message.find("1048576 bytes"), std::string::npos) << message;
+  }
 }
 
 }  // namespace
