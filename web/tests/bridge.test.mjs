@@ -182,3 +182,32 @@ test('storage bytes held are counted, and their peak kept for benchmarks', async
   assert.equal(gpu.liveBytes, before);
   assert.ok(gpu.peakBytes >= before + 1008);
 });
+
+test('a timed run delivers each launch\'s GPU seconds and the same results', async () => {
+  // SwiftShader and GPUs offer 'timestamp-query'; a device must ask for it to time launches.
+  const timed = await GpuBridge.create(await nodeGpu(), { requiredFeatures: ['timestamp-query'] });
+  try {
+    assert.equal(gpu.canTime(), false, 'a device made without the feature cannot time');
+    assert.equal(timed.canTime(), true);
+    const n = 64;
+    const a = timed.createBuffer(n * 4), b = timed.createBuffer(n * 4), out = timed.createBuffer(n * 4);
+    timed.writeBuffer(a, 0, floats(Array.from({ length: n }, (_, i) => i)));
+    timed.writeBuffer(b, 0, floats(Array.from({ length: n }, () => 1)));
+    const kernel = timed.createKernel(kAxpy, 'axpy', ['read', 'read', 'write'], 8);
+    await timed.settled();
+    const binding = (buffer) => ({ buffer, offset: 0, bytes: n * 4 });
+    const launch = (scale) => ({ kernel, bindings: [binding(a), binding(b), binding(out)], uniforms: uniforms(n, scale),
+                                 dispatch: [1, 1, 1] });
+    const program = timed.createProgram([launch(2), launch(3)]);
+    let seconds = null;
+    timed.runProgram(program, (values) => { seconds = values; });
+    let result;
+    timed.readBuffer(out, 0, n * 4, (view) => { result = new Float32Array(view.slice().buffer); });
+    await timed.settled();
+    assert.equal(seconds.length, 2);
+    for (const s of seconds) assert.ok(s >= 0 && s < 10, `launch seconds ${s}`);
+    assert.deepEqual(Array.from(result), Array.from({ length: n }, (_, i) => Math.fround(i * 3 + 1)));
+  } finally {
+    timed.destroy();
+  }
+});
