@@ -42,4 +42,4 @@ echo -n "build: " && { time "$websd" build --model "$work/sd15" --target webgpu 
   --force >"$work/build.log"; } 2>&1
 tail -12 "$work/build.log"
 echo "artifact: $(du -sh "$work/sd15-webgpu" | cut -f1), $(ls "$work/sd15-webgpu/kernels" | wc -l) WGSL modules"
-"$websd" bench --artifact "$work/sd15-webgpu" --runs "$runs"
+"$websd" bench --artifact "$work/sd15-webgpu" --runs "$runs" --profile

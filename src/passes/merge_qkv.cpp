@@ -211,4 +211,15 @@ MergeQkvResult merge_qkv(const graph::Function& function) {
   return result;
 }
 
+Pass merge_qkv_pass(std::function<void(const std::string& symbol, const std::vector<WeightRecipe>&)> on_recipes) {
+  return {"merge_qkv", [on_recipes = std::move(on_recipes)](const graph::Function& f, PassNotes& notes) {
+            MergeQkvResult merged = merge_qkv(f);
+            if (!merged.recipes.empty()) {
+              notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) + " weights");
+            }
+            if (on_recipes) on_recipes(f.symbol(), merged.recipes);
+            return std::move(merged.function);
+          }};
+}
+
 }  // namespace websd::passes

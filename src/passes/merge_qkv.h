@@ -20,7 +20,11 @@
 
 #include <vector>
 
+#include <functional>
+#include <string>
+
 #include "graph/function.h"
+#include "passes/pass_pipeline.h"
 #include "passes/weight_recipe.h"
 
 namespace websd::passes {
@@ -31,5 +35,9 @@ struct MergeQkvResult {
 };
 
 MergeQkvResult merge_qkv(const graph::Function& function);
+
+// merge_qkv as a step of a target's pass list: notes how many weights it merged and hands each
+// function's recipes to `on_recipes` (the build driver materializes the merged weights).
+Pass merge_qkv_pass(std::function<void(const std::string& symbol, const std::vector<WeightRecipe>&)> on_recipes);
 
 }  // namespace websd::passes

@@ -307,10 +307,9 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
 // the first image's decode the VAE's first call and the second image's its timed run. Each part's
 // time runs from its submit until the GPU has finished it.
 void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
-  if (options.profile || options.access.given()) {
-    throw Error("bench", options.artifact +
-                             " is a webgpu artifact: --profile, --key-file and --trust-key are not "
-                             "available for it yet");
+  if (options.access.given()) {
+    throw Error("bench",
+                options.artifact + " is a webgpu artifact: --key-file and --trust-key are not available for it yet");
   }
   const nlohmann::json manifest = json_read_file(options.artifact + "/manifest.json", input_kinds::kArtifactFile);
   const nlohmann::json& model = manifest.at("sections").at("model");

@@ -55,15 +55,7 @@ passes::Pipeline CpuTarget::pass_list(const PassListHooks& hooks) const {
                       [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_conv_residual(f); }});
   pipeline.push_back({"fuse_norm_activation",
                       [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_norm_activation(f); }});
-  pipeline.push_back({"merge_qkv", [on_recipes = hooks.on_recipes](const graph::Function& f, passes::PassNotes& notes) {
-                        passes::MergeQkvResult merged = passes::merge_qkv(f);
-                        if (!merged.recipes.empty()) {
-                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
-                                          " weights");
-                        }
-                        if (on_recipes) on_recipes(f.symbol(), merged.recipes);
-                        return std::move(merged.function);
-                      }});
+  pipeline.push_back(passes::merge_qkv_pass(hooks.on_recipes));
   pipeline.push_back(
       {"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) { return passes::fuse_elementwise(f); }});
   pipeline.push_back({"apply_tuning", [tuning_db = hooks.tuning_db, on_tuning = hooks.on_tuning](

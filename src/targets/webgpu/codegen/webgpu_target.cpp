@@ -56,15 +56,7 @@ passes::Pipeline WebGpuTarget::pass_list(const PassListHooks& hooks) const {
   pipeline.push_back(step("channels_last", passes::to_channels_last));
   pipeline.push_back(step("fuse_conv_residual", passes::fuse_conv_residual));
   pipeline.push_back(step("fuse_norm_activation", passes::fuse_norm_activation));
-  pipeline.push_back({"merge_qkv", [on_recipes = hooks.on_recipes](const graph::Function& f, passes::PassNotes& notes) {
-                        passes::MergeQkvResult merged = passes::merge_qkv(f);
-                        if (!merged.recipes.empty()) {
-                          notes.push_back("merged projections into " + std::to_string(merged.recipes.size()) +
-                                          " weights");
-                        }
-                        if (on_recipes) on_recipes(f.symbol(), merged.recipes);
-                        return std::move(merged.function);
-                      }});
+  pipeline.push_back(passes::merge_qkv_pass(hooks.on_recipes));
   // A kernel binds each input and its output: at most 8 storage buffers per stage by default.
   pipeline.push_back({"fuse_elementwise", [](const graph::Function& f, passes::PassNotes&) {
                         return passes::fuse_elementwise(f, kDefaultStorageBuffersPerStage - 1);
