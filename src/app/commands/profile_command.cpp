@@ -17,6 +17,7 @@
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
 #include "app/number_ranges.h"
+#include "app/webgpu_node_runner.h"
 #include "backends/artifact_backend.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
@@ -41,6 +42,11 @@ struct Row {
 };
 
 void run_profile(const ProfileOptions& options) {
+  if (is_webgpu_artifact(options.artifact)) {
+    throw Error("profile", options.artifact +
+                               " is a webgpu artifact: its kernels are timed on the GPU by websd bench --artifact " +
+                               options.artifact + " --profile");
+  }
   backends::ArtifactBackend backend(options.artifact, options.access.access());
   const std::vector<std::string> functions = backend.function_names();
   if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {

@@ -97,6 +97,14 @@ TEST(WebGpuGenerate, OptionsItCannotHonourYetAreRefusedBeforeNodeStarts) {
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
 }
 
+TEST(WebGpuProfile, PointsToBenchProfileForAWebGpuArtifact) {
+  const auto result = test::run_websd({"profile", "--artifact", webgpu_artifact(), "--function", "unet"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("is a webgpu artifact: its kernels are timed on the GPU by websd bench --artifact"),
+            std::string::npos)
+      << result.err;
+}
+
 TEST(WebGpuGenerate, NoAdapterIsOneClearErrorAndNoImage) {
   const std::string dir = test::make_temp_dir("webgpu-no-adapter");
   // A Vulkan driver file that does not exist: Dawn finds no adapter.
