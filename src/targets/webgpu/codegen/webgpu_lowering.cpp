@@ -528,6 +528,16 @@ LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node
 
 }  // namespace
 
+bool webgpu_attention_fits(std::int64_t head_dim, std::int64_t value_head_dim) {
+  const std::int64_t tpr = head_dim <= 48 ? 1 : head_dim <= 96 ? 2 : 4;
+  const std::int64_t bq = tpr == 1 ? 128 : tpr == 2 ? 64 : 32;
+  if (head_dim % tpr != 0 || value_head_dim % tpr != 0 || (head_dim / tpr) % 4 != 0 ||
+      (value_head_dim / tpr) % 4 != 0) {
+    return false;
+  }
+  return attention_shared_bytes(head_dim, value_head_dim, tpr, bq, 4) <= 16384;
+}
+
 bool webgpu_lowers(const std::string& op) {
   static const std::set<std::string> ops = {"linear",
                                             "matmul",

@@ -22,6 +22,10 @@ struct LoweredNode {
 
 // Whether lower_webgpu_node handles op `op` (views, passes::lowers_to_view, are not asked).
 bool webgpu_lowers(const std::string& op);
+// Whether the attention kernel takes heads of these widths (its tiles fit 16 KiB of workgroup
+// memory and split into multiples of 4 per thread); wider ones are split by the pass list
+// (passes/split_wide_attention.h).
+bool webgpu_attention_fits(std::int64_t head_dim, std::int64_t value_head_dim);
 
 // Throws websd::Error("codegen") naming the function, the op and the attribute or shape that the
 // target's kernels do not implement (a concat of more than two inputs, padding with a value other

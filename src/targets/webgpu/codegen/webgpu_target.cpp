@@ -14,6 +14,7 @@
 #include "passes/fuse_norm_activation.h"
 #include "passes/merge_qkv.h"
 #include "passes/narrow_index_inputs.h"
+#include "passes/split_wide_attention.h"
 #include "passes/verify.h"
 #include "targets/webgpu/codegen/webgpu_lowering.h"
 
@@ -53,6 +54,10 @@ passes::Pipeline WebGpuTarget::pass_list(const PassListHooks& hooks) const {
   const auto step = [](const char* name, graph::Function (*pass)(const graph::Function&)) {
     return passes::Pass{name, [pass](const graph::Function& f, passes::PassNotes&) { return pass(f); }};
   };
+  // Heads too wide for the flash-attention kernel (the VAE's one head of 512) become matmuls.
+  pipeline.push_back({"split_wide_attention", [](const graph::Function& f, passes::PassNotes&) {
+                        return passes::split_wide_attention(f, webgpu::webgpu_attention_fits);
+                      }});
   pipeline.push_back(step("channels_last", passes::to_channels_last));
   pipeline.push_back(step("fuse_conv_residual", passes::fuse_conv_residual));
   pipeline.push_back(step("fuse_norm_activation", passes::fuse_norm_activation));
