@@ -44,6 +44,8 @@ struct ArtifactBackend::State {
   runtime::Device& device;
   runtime::BufferCache buffers{device};  // device tensors: uploads and function outputs
   runtime::ArtifactWeightSource weights{artifact};
+  // One device copy of each weight while any executor holds it: unet, unet_b1 and unet_cfg share.
+  runtime::DeviceWeightCache imported_weights;
   std::map<std::string, runtime::LaunchList> lists;
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
   std::string active_network;
@@ -115,7 +117,7 @@ struct ArtifactBackend::State {
                                     [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
     if (target.require_memory) target.require_memory(list, !loaded);
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
-    made->bind_weights(weights);
+    made->bind_weights(weights, &imported_weights);
     weights.release_held();
     made->set_profile(profile);
     made->set_launch_progress(&launch_progress);

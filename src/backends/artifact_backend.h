@@ -5,7 +5,8 @@
 // the CPU device f32 ones are used in place from the memory-mapped shard, f16/bf16 ones widened to
 // float32 once). The artifact is built for one image size; a call for another size is a clear
 // error that says how to rebuild. By default only the network being called keeps its executors
-// and widened weights (backends::Residency).
+// and widened weights (backends::Residency); the functions of one network share one device copy of
+// each weight they have in common (runtime::DeviceWeightCache).
 //
 //   ArtifactBackend backend("sd15.art");
 //   Pipeline pipeline(backend, tokenizer);

@@ -93,10 +93,16 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
 
 Executor::~Executor() = default;
 
-void Executor::bind_weights(WeightSource& source) {
+void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared) {
   std::vector<BufferPtr> weights;
   weights.reserve(list_.weights.size());
   for (const LaunchWeight& weight : list_.weights) {
+    if (shared != nullptr) {
+      if (BufferPtr imported = shared->find(weight)) {
+        weights.push_back(std::move(imported));
+        continue;
+      }
+    }
     const WeightBytes data = source.read(weight);
     // A packed weight may be padded, never smaller; a row-major one is exactly its type.
     const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
@@ -107,6 +113,7 @@ void Executor::bind_weights(WeightSource& source) {
                                   " (edited or corrupt: rebuild the artifact)");
     }
     weights.push_back(device_.import_weight(weight, data));
+    if (shared != nullptr) shared->remember(weight, weights.back());
   }
   weights_ = std::move(weights);
   bound_ = false;

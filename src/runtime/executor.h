@@ -25,6 +25,7 @@
 #include "core/host_tensor.h"
 #include "runtime/buffer_cache.h"
 #include "runtime/device.h"
+#include "runtime/device_weight_cache.h"
 #include "runtime/launch_list.h"
 #include "runtime/op_profile.h"
 
@@ -54,7 +55,9 @@ class Executor {
 
   // Imports every weight the list names. A row-major weight must hold exactly its type's bytes (in
   // the source's dtype), a packed one at least that many; else websd::Error("artifact") naming it.
-  void bind_weights(WeightSource& source);
+  // With `shared`, a weight another executor imported into this device and still holds is reused
+  // without reading the source (device_weight_cache.h), and each new import is recorded there.
+  void bind_weights(WeightSource& source, DeviceWeightCache* shared = nullptr);
   void release_weights();
   bool weights_bound() const { return weights_.size() == list_.weights.size(); }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "artifact/artifact.h"
 #include "artifact/artifact_seal.h"
@@ -209,8 +210,13 @@ class CountingDevice final : public test::ForwardingDevice {
     trims += 1;
     ForwardingDevice::trim();
   }
+  runtime::BufferPtr import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) override {
+    imports += 1;
+    return ForwardingDevice::import_weight(weight, data);
+  }
   int allocations = 0;
   int trims = 0;
+  int imports = 0;
 };
 
 TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
@@ -224,6 +230,42 @@ TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
   const HostTensor prediction = call_unet(backend, sample, 981, context);
   EXPECT_EQ(device.trims, 1);  // the text encoder dropped before the UNet ran
   EXPECT_EQ(prediction.data, call_unet(test::tiny_artifact_backend(), sample, 981, context).data);
+}
+
+// unet, unet_cfg and unet_b1 read the same UNet weights: the first imports them into the device,
+// the others reuse those buffers (part 1, point 6 of the WebGPU issue: one copy on the device),
+// except the artifact tensors packed for unet_b1's own shapes (oneDNN picks a layout per batch
+// size here). Once the text encoder replaced the UNet, its weights are imported again.
+TEST(ArtifactBackend, TheUNetFunctionsShareOneCopyOfTheWeights) {
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork, std::move(owned));
+  const HostTensor pair = test::reference_tensor("expected", "unet.sample");
+  const HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
+                          std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
+  const HostTensor context = test::reference_tensor("expected", "unet.ctx");
+  const HostTensor single({1, context.shape[1], context.shape[2]},
+                          std::vector<float>(context.data.begin(), context.data.begin() + context.numel() / 2));
+  call_unet(backend, pair, 981, context);
+  const int unet_imports = device.imports;
+  EXPECT_GT(unet_imports, 0);
+  const HostTensor guided = call_unet_guided(backend, sample, 981, context, 7.5);
+  EXPECT_EQ(device.imports, unet_imports);
+  const nlohmann::json lists = json_read_file(test::tiny_artifact_dir() + "/manifest.json")["sections"]["launch_lists"];
+  std::set<std::string> unet_weights;
+  for (const auto& weight : lists["unet"]["weights"]) unet_weights.insert(weight["name"].get<std::string>());
+  int own = 0;
+  for (const auto& weight : lists["unet_b1"]["weights"])
+    own += unet_weights.count(weight["name"].get<std::string>()) ? 0 : 1;
+  EXPECT_LT(own, static_cast<int>(unet_weights.size()) / 4);
+  call_unet(backend, sample, 981, single);
+  EXPECT_EQ(device.imports, unet_imports + own);
+  EXPECT_EQ(guided.data, call_unet_guided(test::tiny_artifact_backend(), sample, 981, context, 7.5).data);
+  const int before_text = device.imports;
+  backend.encode_text(reference_ids(), 2);
+  const int text_imports = device.imports - before_text;
+  call_unet(backend, pair, 981, context);
+  EXPECT_EQ(device.imports, 2 * unet_imports + own + text_imports);
 }
 
 // Device tensors come from a cache (runtime::BufferCache): once the first step has made the

@@ -1,5 +1,6 @@
 // runtime::Executor (runtime/executor.h) on the CPU device (cpu/cpu_device.h), running a small
 // lowered function: the same outputs as the graph executor, outputs that outlive the next run,
+// weights shared between executors through a DeviceWeightCache,
 // inputs from and outputs to device buffers,
 // several arenas when the target's buffers are small, stable input/output slots, its errors for
 // wrong inputs, unbound weights, missing kernels, edited operand types and dtypes the device does
@@ -272,6 +273,31 @@ TEST_P(ExecutorOnEveryDevice, RunsAgainAfterTheArenaIsReleased) {
   const auto again = run(executor, kInputA);
   EXPECT_EQ(again[0].data, before[0].data);
   EXPECT_EQ(again[1].data, before[1].data);
+}
+
+// Executors of one device that bind the same weight through a DeviceWeightCache share one import:
+// the second reads nothing from the source and runs on the same buffer with the same results;
+// once every executor holding it is gone the buffer is freed and the next bind imports it again.
+TEST_P(ExecutorOnEveryDevice, ExecutorsShareWeightsImportedThroughACache) {
+  const auto f = websd::test::launch_test_function();
+  const std::unique_ptr<Device> owned = make_device();
+  DeviceWeightCache shared;
+  TestWeights weights;
+  {
+    Executor first(*owned, lower(f.function));
+    Executor second(*owned, lower(f.function));
+    first.bind_weights(weights, &shared);
+    second.bind_weights(weights, &shared);
+    EXPECT_EQ(weights.reads, 1);
+    EXPECT_EQ(shared.live_count(), 1u);
+    expect_matches_graph_executor(run(second, kInputA), f.function, kInputA);
+    EXPECT_EQ(run(first, kInputB)[0].data, graph_executor_outputs(f.function, kInputB)[0].data);
+  }
+  EXPECT_EQ(shared.live_count(), 0u);
+  Executor again(*owned, lower(f.function));
+  again.bind_weights(weights, &shared);
+  EXPECT_EQ(weights.reads, 2);
+  expect_matches_graph_executor(run(again, kInputA), f.function, kInputA);
 }
 
 // A download is filled once the device has finished: on the deferring device a read before that
