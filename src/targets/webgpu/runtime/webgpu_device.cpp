@@ -52,7 +52,7 @@ int handle_of(const runtime::DeviceBuffer* buffer) {
   return gpu->handle();
 }
 
-// Kernels (one per kernel of the list, by index) and, once bound, the bridge program.
+// Kernels (one per kernel of the list, by index; the device's) and, once bound, the bridge program.
 struct WebGpuProgram final : runtime::DeviceProgram {
   const runtime::LaunchList* list = nullptr;  // owned by the executor, which outlives the program
   std::vector<int> kernels;
@@ -63,7 +63,6 @@ struct WebGpuProgram final : runtime::DeviceProgram {
   WebGpuProgram& operator=(const WebGpuProgram&) = delete;
   ~WebGpuProgram() override {
     if (program != 0) websd_gpu_release(program);
-    for (const int kernel : kernels) websd_gpu_release(kernel);
   }
 };
 
@@ -133,6 +132,10 @@ WebGpuDevice::WebGpuDevice() {
   limits_.max_workgroups_per_dimension = limit("maxComputeWorkgroupsPerDimension");
   limits_.value_dtypes = {DType::kF32, DType::kI32};
   limits_.shader_f16 = check(websd_gpu_has_feature("shader-f16"), name_) == 1;
+}
+
+WebGpuDevice::~WebGpuDevice() {
+  for (const auto& [key, kernel] : kernels_) websd_gpu_release(kernel);  // a failure here has nowhere to go
 }
 
 runtime::BufferPtr WebGpuDevice::allocate(std::uint64_t bytes) {
@@ -210,6 +213,8 @@ std::unique_ptr<runtime::DeviceProgram> WebGpuDevice::prepare(const runtime::Lau
   std::map<std::string, std::string> sources;  // WGSL by artifact path: files shared by kernels read once
   for (const runtime::Kernel& kernel : list.kernels) {
     const std::string where = list.symbol + ": kernel '" + message_safe(kernel.name, 120) + "'";
+    const std::string key = kernel.file + '\n' + kernel.entry + '\n' + std::to_string(kernel.bindings.size()) + '\n' +
+                            std::to_string(kernel.uniform_bytes);
     if (kernel.source != "file") {
       throw Error("artifact", where + " is the built-in '" + message_safe(kernel.entry, 120) +
                                   "'; the webgpu device has no built-in kernels, only WGSL files (an artifact "
@@ -218,6 +223,10 @@ std::unique_ptr<runtime::DeviceProgram> WebGpuDevice::prepare(const runtime::Lau
     if (!files) {
       throw Error("artifact",
                   where + " needs kernel file '" + message_safe(kernel.file, 200) + "' but no artifact provides it");
+    }
+    if (const auto made = kernels_.find(key); made != kernels_.end()) {
+      program->kernels.push_back(made->second);
+      continue;
     }
     auto source = sources.find(kernel.file);
     if (source == sources.end()) {
@@ -234,11 +243,12 @@ std::unique_ptr<runtime::DeviceProgram> WebGpuDevice::prepare(const runtime::Lau
     // and WebGPU forbids read-only and writable bindings of one buffer in one dispatch. The list's
     // access still says what each launch reads and writes.
     const std::vector<std::uint8_t> access(kernel.bindings.size(), kReadWriteBinding);
-    program->kernels.push_back(
-        check(websd_gpu_create_kernel(source->second.c_str(), kernel.entry.c_str(), access.data(),
-                                      static_cast<int>(access.size()), static_cast<int>(kernel.uniform_bytes),
-                                      kernel.name.c_str()),
-              where));
+    const int made = check(websd_gpu_create_kernel(source->second.c_str(), kernel.entry.c_str(), access.data(),
+                                                   static_cast<int>(access.size()),
+                                                   static_cast<int>(kernel.uniform_bytes), kernel.name.c_str()),
+                           where);
+    kernels_.emplace(key, made);
+    program->kernels.push_back(made);
   }
   return program;
 }

@@ -6,7 +6,10 @@
 // Storage: f32 and i32 values (DeviceLimits::value_dtypes); f16/bf16 weights are widened to f32
 // at import. upload is writeBuffer (the source has been read when it returns); download enqueues
 // a read whose bytes the bridge writes into wasm memory once the GPU is done; prepare creates one
-// kernel per kernel of the list from its WGSL file (compiled in the background: pending work);
+// kernel per kernel of the list from its WGSL file (compiled in the background: pending work),
+// once per device: a kernel of the same file, entry point and layout in another list (unet and
+// unet_cfg, another image size, the executor after the check at open) reuses its pipeline, and
+// pipelines live as long as the device (they are small; compiling is what costs);
 // bind creates the bridge program (bind groups and uniforms made once); submit is one runProgram
 // and a flush. Each launch's bindings are checked at bind against WebGPU's rule for one dispatch:
 // a buffer is bound either read-only or writable (never both), and writable ranges do not overlap.
@@ -23,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +40,9 @@ class WebGpuDevice final : public runtime::Device {
   // Reads the bridge's limits and features. Throws websd::Error("webgpu") when the module has no
   // bridge.
   WebGpuDevice();
+  ~WebGpuDevice() override;
+  WebGpuDevice(const WebGpuDevice&) = delete;
+  WebGpuDevice& operator=(const WebGpuDevice&) = delete;
 
   // "webgpu (<adapter description>)".
   std::string name() const override { return name_; }
@@ -58,6 +65,7 @@ class WebGpuDevice final : public runtime::Device {
  private:
   std::string name_;
   runtime::DeviceLimits limits_;
+  std::map<std::string, int> kernels_;  // bridge kernel handles by file, entry point and layout
 };
 
 }  // namespace websd::webgpu
