@@ -6,6 +6,7 @@
 #include <span>
 
 #include "artifact/artifact.h"
+#include "artifact/image_sizes.h"
 #include "backends/artifact_model.h"
 #include "core/error.h"
 #include "io/json_file.h"
@@ -38,7 +39,8 @@ struct ArtifactBackend::State {
   artifact::Artifact artifact;
   Residency residency;
   ModelInfo info;
-  std::int64_t width = 0, height = 0;
+  std::int64_t width = 0, height = 0;             // the default size
+  std::vector<artifact::ImageSize> sizes;         // every size it holds, the default first
   const targets::DeviceTarget& target;            // the artifact's: its memory checks
   std::unique_ptr<runtime::Device> owned_device;  // before the executors, which borrow it
   runtime::Device& device;
@@ -64,6 +66,7 @@ struct ArtifactBackend::State {
     info = model.info;
     width = model.width;
     height = model.height;
+    sizes = model.sizes;
 
     const nlohmann::json* section = artifact.section("launch_lists");
     if (section == nullptr || !section->is_object())
@@ -142,6 +145,9 @@ struct ArtifactBackend::State {
     return found;
   }
 
+  // "built for 128x128, 96x64 images".
+  std::string built_for() const { return "built for " + artifact::image_sizes_text(sizes) + " images"; }
+
   // The decoder function whose input is `latents`; none: websd::Error naming the shapes it holds.
   std::string decoder_for(const Shape& latents) const {
     std::string held;
@@ -150,10 +156,28 @@ struct ArtifactBackend::State {
       held += (held.empty() ? "" : ", ") + symbol + " " + shape_to_string(*input);
     }
     throw Error("artifact", artifact.dir() + ": has no VAE decoder for latents " + shape_to_string(latents) +
-                                "; it holds " + (held.empty() ? "none" : held) + " (built for " +
-                                std::to_string(width) + "x" + std::to_string(height) +
-                                " images: rebuild with websd build --width W --height H, or, for a tiled decode, "
+                                "; it holds " + (held.empty() ? "none" : held) + " (" + built_for() +
+                                ": rebuild with websd build --size WxH, or, for a tiled decode, "
                                 "choose a --vae-tile-size whose tiles it holds)");
+  }
+
+  // The function of `role` (artifact/image_sizes.h: one per image size) whose first input has
+  // `shape` and whose other inputs have the shapes that follow; none: websd::Error naming what
+  // does not fit and the sizes the artifact holds.
+  std::string function_for(std::string_view role, const std::vector<Shape>& shapes, const std::string& what) const {
+    const std::string* closest = nullptr;
+    for (const auto& [symbol, list] : lists) {
+      if (artifact::symbol_role(symbol) != role || list.inputs.empty()) continue;
+      if (list.values[list.inputs[0]].type.shape != shapes.at(0)) {
+        if (closest == nullptr) closest = &symbol;
+        continue;
+      }
+      check_shapes(symbol, shapes, what);
+      return symbol;
+    }
+    if (closest == nullptr) throw Error("artifact", artifact.dir() + ": has no function '" + std::string(role) + "'");
+    check_shapes(*closest, shapes, what);  // throws: the first input differs
+    return *closest;
   }
 
   // The input types must be the ones the function was built for.
@@ -162,10 +186,9 @@ struct ArtifactBackend::State {
     for (std::size_t i = 0; i < shapes.size() && i < list.inputs.size(); ++i) {
       const Shape& built = list.values[list.inputs[i]].type.shape;
       if (built != shapes[i]) {
-        throw Error("artifact", artifact.dir() + ": built for " + std::to_string(width) + "x" + std::to_string(height) +
-                                    " images; " + what + " " + shape_to_string(shapes[i]) + " does not fit " + symbol +
-                                    "'s " + list.input_names[i] + " " + shape_to_string(built) +
-                                    " (rebuild with websd build --width W --height H)");
+        throw Error("artifact", artifact.dir() + ": " + built_for() + "; " + what + " " + shape_to_string(shapes[i]) +
+                                    " does not fit " + symbol + "'s " + list.input_names[i] + " " +
+                                    shape_to_string(built) + " (rebuild with websd build --size WxH)");
       }
     }
   }
@@ -180,6 +203,7 @@ ArtifactBackend::~ArtifactBackend() = default;
 const ModelInfo& ArtifactBackend::info() const { return state_->info; }
 std::int64_t ArtifactBackend::width() const { return state_->width; }
 std::int64_t ArtifactBackend::height() const { return state_->height; }
+const std::vector<artifact::ImageSize>& ArtifactBackend::sizes() const { return state_->sizes; }
 
 ClipTokenizer ArtifactBackend::tokenizer() const {
   constexpr std::string_view kFolder = "model/tokenizer/";
@@ -213,11 +237,16 @@ void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
 
 void ArtifactBackend::check_memory(const RunShapes& run) {
   // The functions a run calls, as encode_text, vae_encode, unet/unet_guided and vae_decode pick them.
-  std::vector<std::string> symbols = {run.text_rows == 2 ? "clip" : "clip_b1"};
-  if (run.init_image) symbols.push_back("vae_encode");
-  symbols.push_back(run.guided ? "unet_cfg" : "unet_b1");
+  const Shape image = run.latents.size() == 4 ? Shape{1, 3, run.latents[2] * state_->info.vae_scale_factor,
+                                                      run.latents[3] * state_->info.vae_scale_factor}
+                                              : Shape{};
+  std::vector<std::string> symbols = {
+      state_->function_for(run.text_rows == 2 ? "clip" : "clip_b1", {{run.text_rows, run.tokens}}, "token ids")};
+  if (run.init_image) symbols.push_back(state_->function_for("vae_encode", {*run.init_image}, "image"));
+  symbols.push_back(state_->function_for(run.guided ? "unet_cfg" : "unet_b1", {run.latents}, "latents"));
   symbols.push_back(state_->decoder_for(run.decode_tile.value_or(run.latents)));
-  symbols.push_back("image_to_rgba");
+  symbols.push_back(state_->function_for("image_to_rgba", {image}, "image"));
+
   for (const std::string& symbol : symbols) {
     const runtime::LaunchList& list = state_->list_of(symbol);
     if (state_->target.require_memory) state_->target.require_memory(list, true);
@@ -257,9 +286,8 @@ TensorDownload ArtifactBackend::submit_encode_text(const std::vector<std::int64_
     throw Error("engine",
                 "encode_text: " + std::to_string(ids.size()) + " ids do not form " + std::to_string(batch) + " rows");
   }
-  const std::string symbol = batch == 2 ? "clip" : "clip_b1";
   const Shape shape{batch, static_cast<std::int64_t>(ids.size()) / batch};
-  state_->check_shapes(symbol, {shape}, "token ids");
+  const std::string symbol = state_->function_for(batch == 2 ? "clip" : "clip_b1", {shape}, "token ids");
   runtime::Executor& executor = state_->executor(symbol);
   executor.set_input(0, ids, shape);
   executor.submit();
@@ -311,8 +339,8 @@ DeviceTensor ArtifactBackend::submit_for_output(runtime::Executor& executor) {
 
 DeviceTensor ArtifactBackend::unet(const DeviceTensor& sample, double timestep, const DeviceTensor& context) {
   const std::int64_t batch = sample.shape().empty() ? 0 : sample.shape()[0];
-  const std::string symbol = batch == 2 ? "unet" : "unet_b1";
-  state_->check_shapes(symbol, {sample.shape(), {batch}, context.shape()}, "UNet sample");
+  const std::string symbol =
+      state_->function_for(batch == 2 ? "unet" : "unet_b1", {sample.shape(), {batch}, context.shape()}, "UNet sample");
   runtime::Executor& executor = state_->executor(symbol);
   executor.set_input(0, held(sample));
   executor.set_input(
@@ -323,8 +351,8 @@ DeviceTensor ArtifactBackend::unet(const DeviceTensor& sample, double timestep, 
 
 DeviceTensor ArtifactBackend::unet_guided(const DeviceTensor& sample, double timestep, const DeviceTensor& context,
                                           double guidance_scale) {
-  state_->check_shapes("unet_cfg", {sample.shape(), {1}, context.shape(), {1}}, "UNet sample");
-  runtime::Executor& executor = state_->executor("unet_cfg");
+  runtime::Executor& executor =
+      state_->executor(state_->function_for("unet_cfg", {sample.shape(), {1}, context.shape(), {1}}, "UNet sample"));
   executor.set_input(0, held(sample));
   executor.set_input(1, HostTensor({1}, {static_cast<float>(timestep)}));
   executor.set_input(2, held(context));
@@ -339,15 +367,13 @@ DeviceTensor ArtifactBackend::vae_decode(const DeviceTensor& latents) {
 }
 
 DeviceTensor ArtifactBackend::image_to_rgba(const DeviceTensor& image) {
-  state_->check_shapes("image_to_rgba", {image.shape()}, "image");
-  runtime::Executor& executor = state_->executor("image_to_rgba");
+  runtime::Executor& executor = state_->executor(state_->function_for("image_to_rgba", {image.shape()}, "image"));
   executor.set_input(0, held(image));
   return submit_for_output(executor);
 }
 
 std::pair<TensorDownload, TensorDownload> ArtifactBackend::submit_vae_encode(const HostTensor& image) {
-  state_->check_shapes("vae_encode", {image.shape}, "image");
-  runtime::Executor& executor = state_->executor("vae_encode");
+  runtime::Executor& executor = state_->executor(state_->function_for("vae_encode", {image.shape}, "image"));
   executor.set_input(0, image);
   executor.submit();
   return {output_download(executor, 0), output_download(executor, 1)};

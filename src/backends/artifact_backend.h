@@ -3,8 +3,9 @@
 // target (targets/device_registry.h; planned arenas, nothing compiled at load), generated kernels
 // come from the artifact's verified kernel files, weights are read from the verified shards (on
 // the CPU device f32 ones are used in place from the memory-mapped shard, f16/bf16 ones widened to
-// float32 once). The artifact is built for one image size; a call for another size is a clear
-// error that says how to rebuild. By default only the network being called keeps its executors
+// float32 once). The artifact holds the functions of one or more image sizes (artifact/image_sizes.h)
+// and each call runs the one built for its shapes; a call for a size it lacks is a clear error
+// that says how to rebuild. By default only the network being called keeps its executors
 // and widened weights (backends::Residency); the functions of one network share one device copy of
 // each weight they have in common (runtime::DeviceWeightCache).
 //
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/image_sizes.h"
 #include "backends/residency.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
@@ -91,9 +93,10 @@ class ArtifactBackend final : public DiffusionBackend {
   nlohmann::json scheduler_config() const;
   // Where scheduler_config() comes from, for messages.
   std::string scheduler_config_origin() const;
-  // The image size the artifact was built for.
+  // The artifact's default image size (the first it was built for), and every size it holds.
   std::int64_t width() const;
   std::int64_t height() const;
+  const std::vector<artifact::ImageSize>& sizes() const;
 
   // The symbols of the artifact's functions, sorted.
   std::vector<std::string> function_names() const;

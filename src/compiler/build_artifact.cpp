@@ -8,6 +8,7 @@
 #include "artifact/artifact_key.h"
 #include "artifact/artifact_writer.h"
 #include "artifact/function_signatures.h"
+#include "artifact/image_sizes.h"
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
 #include "core/error.h"
@@ -57,9 +58,10 @@ artifact::FunctionSignature signature_of(const graph::Function& function, std::s
   return signature;
 }
 
-// The networks for one image size, merged into one module: the batch-1 variants are renamed by role.
+// The networks for every image size, merged into one module: the text encoders once, the rest per
+// size (artifact/image_sizes.h names them), the batch-1 variants renamed by role.
 graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, const VaeConfig& vae,
-                           std::int64_t latent_h, std::int64_t latent_w, std::int64_t tokens,
+                           const std::vector<artifact::ImageSize>& sizes, std::int64_t tokens,
                            std::map<std::string, std::string>& component_of) {
   const std::int64_t scale = std::int64_t{1} << (vae.block_count() - 1);
   struct Part {
@@ -70,22 +72,40 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
   std::vector<Part> parts;
   parts.push_back({"text_encoder/config.json (batch 2)", "text_encoder", clip_text_graph(clip, 2, tokens), ""});
   parts.push_back({"text_encoder/config.json (batch 1)", "text_encoder", clip_text_graph(clip, 1, tokens), "clip_b1"});
-  parts.push_back({"unet/config.json (batch 2)", "unet", unet_graph(unet, 2, latent_h, latent_w, tokens), ""});
-  parts.push_back({"unet/config.json (batch 1)", "unet", unet_graph(unet, 1, latent_h, latent_w, tokens), "unet_b1"});
-  parts.push_back({"unet/config.json (guided)", "unet", unet_cfg_graph(unet, latent_h, latent_w, tokens), ""});
-  parts.push_back({"vae/config.json (decoder)", "vae", vae_decode_graph(vae, 1, latent_h, latent_w), ""});
-  // An image larger than one tile of the default tiled decode (vae_decode_plan.h) also gets a
-  // decoder of the tile's shape, so that `generate --artifact` can decode in tiles where the whole
+  const artifact::ImageSize& first = sizes.front();
+  // Decoders by latent shape: one for each size's whole image, and one of the tile's shape of the
+  // default tiled decode (vae_decode_plan.h) for an image larger than one tile unless a decoder of
+  // that shape is there already, so that `generate --artifact` can decode in tiles where the whole
   // decode does not fit (its backend picks any vae_decode* function of the tile's shape).
+  std::set<std::pair<std::int64_t, std::int64_t>> decoders;
+  for (const artifact::ImageSize& size : sizes) decoders.emplace(size.height / scale, size.width / scale);
   const std::int64_t tile = VaeTiling{}.tile_size / scale;
-  if (latent_h > tile || latent_w > tile) {
-    parts.push_back({"vae/config.json (decoder, one tile)", "vae",
-                     vae_decode_graph(vae, 1, std::min(tile, latent_h), std::min(tile, latent_w)), "vae_decode_tile"});
+  std::optional<artifact::ImageSize> first_tile;
+  for (const artifact::ImageSize& size : sizes) {
+    const std::int64_t latent_h = size.height / scale, latent_w = size.width / scale;
+    const std::string at = " at " + artifact::image_size_text(size) + ")";
+    const auto role = [&](const std::string& name) { return artifact::sized_symbol(name, size, first); };
+    parts.push_back(
+        {"unet/config.json (batch 2" + at, "unet", unet_graph(unet, 2, latent_h, latent_w, tokens), role("unet")});
+    parts.push_back(
+        {"unet/config.json (batch 1" + at, "unet", unet_graph(unet, 1, latent_h, latent_w, tokens), role("unet_b1")});
+    parts.push_back(
+        {"unet/config.json (guided" + at, "unet", unet_cfg_graph(unet, latent_h, latent_w, tokens), role("unet_cfg")});
+    parts.push_back(
+        {"vae/config.json (decoder" + at, "vae", vae_decode_graph(vae, 1, latent_h, latent_w), role("vae_decode")});
+    const std::int64_t tile_h = std::min(tile, latent_h), tile_w = std::min(tile, latent_w);
+    if (decoders.emplace(tile_h, tile_w).second) {
+      const artifact::ImageSize tile_size{tile_w * scale, tile_h * scale};
+      if (!first_tile) first_tile = tile_size;
+      parts.push_back({"vae/config.json (decoder, one tile of " + artifact::image_size_text(tile_size) + ")", "vae",
+                       vae_decode_graph(vae, 1, tile_h, tile_w),
+                       artifact::sized_symbol("vae_decode_tile", tile_size, *first_tile)});
+    }
+    parts.push_back({"vae/config.json (encoder" + at, "vae", vae_encode_graph(vae, 1, size.height, size.width),
+                     role("vae_encode")});
+    parts.push_back({"vae/config.json (image to RGBA" + at, "vae", image_to_rgba_graph(size.height, size.width),
+                     role("image_to_rgba")});
   }
-  parts.push_back(
-      {"vae/config.json (encoder)", "vae", vae_encode_graph(vae, 1, latent_h * scale, latent_w * scale), ""});
-  parts.push_back(
-      {"vae/config.json (image to RGBA)", "vae", image_to_rgba_graph(latent_h * scale, latent_w * scale), ""});
   std::vector<graph::Module> modules(parts.size());
   std::vector<graph::ModuleSource> sources;
   graph::MergeOptions options;
@@ -97,6 +117,21 @@ graph::Module build_module(const ClipTextConfig& clip, const UNetConfig& unet, c
     component_of[parts[i].role.empty() ? symbol : parts[i].role] = parts[i].component;
   }
   return graph::merge_modules(sources, options);
+}
+
+// The sizes asked for, checked, without repeats; none: the size the checkpoint's config states.
+std::vector<artifact::ImageSize> image_sizes(const BuildOptions& options, const ModelInfo& info) {
+  std::vector<artifact::ImageSize> sizes;
+  for (artifact::ImageSize size : options.sizes) {
+    if (size.width == 0) size.width = info.sample_width * info.vae_scale_factor;
+    if (size.height == 0) size.height = info.sample_height * info.vae_scale_factor;
+    check_image_size("build", size.width, size.height, info);
+    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) sizes.push_back(size);
+  }
+  if (sizes.empty()) {
+    sizes.push_back({info.sample_width * info.vae_scale_factor, info.sample_height * info.vae_scale_factor});
+  }
+  return sizes;
 }
 
 // Every op the passes left must run on the target: named with its function when it does not.
@@ -134,9 +169,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
       std::make_unique<compiler::ComponentWeights>(checkpoint.component("unet"), param_specs(unet_params(unet)));
   weights_by_component["vae"] =
       std::make_unique<compiler::ComponentWeights>(checkpoint.component("vae"), param_specs(vae_params(vae)));
-  const std::int64_t width = options.width > 0 ? options.width : info.sample_width * info.vae_scale_factor;
-  const std::int64_t height = options.height > 0 ? options.height : info.sample_height * info.vae_scale_factor;
-  check_image_size("build", width, height, info);
+  const std::vector<artifact::ImageSize> sizes = image_sizes(options, info);
 
   // The output and the keys are checked before any compiling.
   artifact::ArtifactWriterOptions writer_options;
@@ -152,10 +185,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   const auto runtime_files = target.runtime_files();
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
 
-  say(options, "building the networks for " + std::to_string(width) + "x" + std::to_string(height));
+  say(options, "building the networks for " + artifact::image_sizes_text(sizes));
   std::map<std::string, std::string> component_of;
-  const graph::Module module = build_module(clip, unet, vae, height / info.vae_scale_factor,
-                                            width / info.vae_scale_factor, info.max_tokens, component_of);
+  const graph::Module module = build_module(clip, unet, vae, sizes, info.max_tokens, component_of);
 
   BuildReport report;
   std::map<std::string, std::map<std::string, passes::WeightRecipe>> recipes;  // by symbol, then weight name
@@ -249,6 +281,8 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   if (nlohmann::json requirements = target.device_requirements(lowered); !requirements.is_null()) {
     writer.set_section("device_requirements", std::move(requirements));
   }
+  nlohmann::json sizes_json = nlohmann::json::array();
+  for (const artifact::ImageSize& size : sizes) sizes_json.push_back({{"width", size.width}, {"height", size.height}});
   writer.set_section("model", {{"name", info.name},
                                {"latent_channels", info.latent_channels},
                                {"vae_scale_factor", info.vae_scale_factor},
@@ -257,8 +291,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
                                {"sample_height", info.sample_height},
                                {"sample_width", info.sample_width},
                                {"latent_size_multiple", info.latent_size_multiple},
-                               {"width", width},
-                               {"height", height},
+                               {"width", sizes.front().width},
+                               {"height", sizes.front().height},
+                               {"sizes", sizes_json},
                                {"storage_dtype", dtype_lower_name(options.storage)},
                                {"device", target.device_name()}});
   // What the pipeline reads besides the networks: the tokenizer and the scheduler's config.

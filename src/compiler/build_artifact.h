@@ -1,13 +1,14 @@
 // `websd build --target NAME`: compiles a diffusers checkpoint into an artifact for one target
 // (target.h, target_registry.h; the format is src/artifact/FORMAT.md). The networks are built for
-// one image size, in the batch sizes the pipeline calls them with (text encoder and UNet for batch 2
-// with classifier-free guidance and 1 without, VAE decoder and encoder for batch 1), merged into one
-// module under unique symbols (clip, clip_b1, unet, unet_b1, vae_decode, vae_encode), and each
+// each image size asked for (artifact/image_sizes.h: the first keeps the plain symbols), in the
+// batch sizes the pipeline calls them with (text encoder and UNet for batch 2 with classifier-free
+// guidance and 1 without, VAE decoder and encoder for batch 1), merged into one module under unique
+// symbols (clip, clip_b1, unet, unet_b1, unet_cfg, vae_decode, vae_encode, ...), and each
 // function runs the target's pass list with optional IR dumps; then every op left must be one the
 // target supports. Then:
 //   - weights are transformed once: Q/K/V projections merged, weights the target stores in its own
-//     layout packed, everything cast to the storage dtype; shared tensors (the two UNet batch
-//     sizes) are written once;
+//     layout packed, everything cast to the storage dtype; shared tensors (the UNet's batch
+//     and image sizes) are written once;
 //   - the target generates its kernels (for the CPU: C++ compiled into kernels/cpu_kernels.so);
 //   - each function's launch list, memory plan and signature go into the manifest, with the model's
 //     tokenizer and scheduler config as files.
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/image_sizes.h"
 #include "compiler/target.h"
 #include "core/dtype.h"
 #include "import/diffusers_checkpoint.h"
@@ -32,8 +34,9 @@ struct BuildOptions {
   std::shared_ptr<const DiffusersCheckpoint> checkpoint;  // a diffusers folder or a single file, opened
   std::string out;
   DType storage = DType::kF32;  // f32, f16 or bf16 weight storage
-  std::int64_t width = 0;       // 0: the model's default (UNet sample size x VAE scale)
-  std::int64_t height = 0;
+  // The image sizes to build for, the first the artifact's default; none: the model's (UNet sample
+  // size x VAE scale), as is a width or height of 0. Repeats are dropped.
+  std::vector<artifact::ImageSize> sizes;
   const tuning::TuningDb* tuning_db = nullptr;
   std::optional<std::string> key_file;               // AES-256 key: encrypt the weight shards
   std::optional<std::string> sign_key_file;          // Ed25519 private key (PEM): sign the manifest

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/artifact_backend.h"
+#include "backends/artifact_model.h"
 #include "core/error.h"
 #include "io/safetensors_reader.h"
 #include "pipeline/generation_request_json.h"
@@ -40,6 +41,7 @@ struct NetworkCall {
 };
 
 struct Runtime {
+  std::string artifact_dir;
   std::unique_ptr<backends::ArtifactBackend> backend;
   std::unique_ptr<runtime::OpProfile> profile;  // websd_profile_start's, until websd_close
   std::string profile_json;
@@ -135,6 +137,7 @@ EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progres
         rt.run.reset();
         // Every network stays on the GPU: a page makes many images, and reloading the UNet for each
         // would stream its shards again.
+        rt.artifact_dir = artifact_dir;
         rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir, backends::ArtifactAccess{},
                                                                  backends::Residency::kAllNetworks);
         rt.tokenizer = rt.backend->tokenizer();
@@ -151,6 +154,9 @@ EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
         if (!rt.backend) throw Error("web", "websd_begin before websd_open");
         const nlohmann::json json = nlohmann::json::parse(request_json);
         GenerationRequest request = generation_request_from_json(json);
+        // The artifact's default size when none is asked for; a size it does not hold is refused here.
+        backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, false, request.params.width,
+                                       request.params.height, "web");
         auto run = std::make_unique<Run>();
         const std::string name = json.value("scheduler", std::string());
         const nlohmann::json given = json.value("scheduler_config", nlohmann::json());

@@ -1,6 +1,7 @@
 // The artifact commands as a user meets them, through the real websd binary on the tiny fixture
 // model: `websd build` (function table, IR dumps after every pass, its usage errors leaving --out
-// alone), `generate --artifact` against `generate --model` (same latents), its errors, `profile`
+// alone), `generate --artifact` against `generate --model` (same latents, at each size of an
+// artifact built for several), its errors, `profile`
 // (JSON whose rows add up to the wall time, the table, an unknown function), `inspect`, `bench`
 // with both backends, and encrypted artifacts with the right, no and a wrong key.
 #include <fcntl.h>
@@ -100,7 +101,8 @@ std::string encrypted_artifact() {
 
 // `websd generate --prompt x --steps 2 --seed 1` with `source` (--artifact A or --model M, plus
 // anything else), saving the latents; returns them.
-std::vector<float> generate_latents(const std::vector<std::string>& source, const std::string& tag) {
+std::vector<float> generate_latents(const std::vector<std::string>& source, const std::string& tag,
+                                    const std::string& size = "128x128") {
   const std::string dir = make_temp_dir(tag);
   std::vector<std::string> args = {"generate",
                                    "--prompt",
@@ -116,7 +118,8 @@ std::vector<float> generate_latents(const std::vector<std::string>& source, cons
   args.insert(args.end(), source.begin(), source.end());
   const CommandResult result = run_websd(args);
   EXPECT_EQ(result.exit_code, 0) << describe(result);
-  EXPECT_NE(result.out.find("wrote " + dir + "/image.png (128x128, seed 1)"), std::string::npos) << describe(result);
+  EXPECT_NE(result.out.find("wrote " + dir + "/image.png (" + size + ", seed 1)"), std::string::npos)
+      << describe(result);
   EXPECT_TRUE(fs::is_regular_file(dir + "/image.png"));
   if (result.exit_code != 0) return {};
   return SafetensorsFile(dir + "/latents.safetensors").read_f32("latents").data;
@@ -201,6 +204,9 @@ TEST(BuildCommand, UsageErrorsAreOneLineAndWriteNothing) {
        {"--target 'cdua' is not a target this websd builds", "known targets: cpu ("}},
       {"unknown dtype", {"--dtype", "f8"}, {"--dtype f8", "use f32, f16 or bf16"}},
       {"width not a multiple", {"--width", "100"}, {"width 100 is not a positive multiple of 32"}},
+      {"size not WxH", {"--size", "512"}, {"--size 512: expected WIDTHxHEIGHT in pixels, such as 512x768"}},
+      {"a size not a multiple", {"--size", "128x128", "--size", "128x100"}, {"height 100 is not a positive multiple"}},
+      {"size and width", {"--size", "128x128", "--width", "128"}, {"either as --size WxH (repeatable) or as one"}},
       {"missing model folder",
        {"--model", "/nonexistent/websd-model"},
        {"/nonexistent/websd-model", "no such file or folder"}},
@@ -254,6 +260,29 @@ TEST(GenerateCommand, AnArtifactGivesTheLatentsOfItsModel) {
   EXPECT_GT(relative_l2(model, std::vector<float>(model.size(), 0.0f)), 0.5) << "latents are not all zero";
 }
 
+// An artifact of two sizes (build --size, repeated): inspect lists them, the first is the default,
+// the other gives the latents the model gives at that size, a size it lacks names the ones it holds.
+TEST(GenerateCommand, AnArtifactOfSeveralSizesRunsEachAsItsModel) {
+  const std::string artifact = built_artifact("tiny-sizes.art", {"--size", "128x128", "--size", "96x64"});
+  const CommandResult inspect = run_websd({"inspect", artifact});
+  EXPECT_NE(inspect.out.find("sizes       128x128 (default), 96x64\n"), std::string::npos) << describe(inspect);
+  EXPECT_EQ(generate_latents({"--artifact", artifact}, "sizes-default").size(), 4u * 16 * 16);
+  const std::vector<float> wide =
+      generate_latents({"--artifact", artifact, "--width", "96", "--height", "64"}, "sizes-wide", "96x64");
+  const std::vector<float> model =
+      generate_latents({"--model", tiny_model(), "--width", "96", "--height", "64"}, "sizes-model", "96x64");
+  ASSERT_EQ(wide.size(), 4u * 8 * 12);
+  EXPECT_LT(relative_l2(wide, model), 1e-4);
+  EXPECT_EQ(generate_latents({"--artifact", artifact, "--height", "64"}, "sizes-height", "96x64").size(), wide.size());
+  const std::string dir = make_temp_dir("sizes-missing");
+  expect_one_error_line(run_websd({"generate", "--artifact", artifact, "--prompt", "x", "--width", "64", "--height",
+                                   "96", "--out", dir + "/a.png"}),
+                        {artifact + " holds 128x128, 96x64 images, not 64x96", "websd build --size WxH"});
+  EXPECT_FALSE(fs::exists(dir + "/a.png"));
+  const CommandResult verify = run_websd({"inspect", artifact, "--verify"});
+  EXPECT_EQ(verify.exit_code, 0) << describe(verify);
+}
+
 TEST(GenerateCommand, ArtifactAndModelTogetherIsOneErrorLine) {
   const std::string dir = make_temp_dir("gen-both");
   expect_one_error_line(run_websd({"generate", "--artifact", plain_artifact(), "--model", tiny_model(), "--prompt", "x",
@@ -271,7 +300,7 @@ TEST(GenerateCommand, ASizeTheArtifactWasNotBuiltForAsksForARebuildAndLeavesTheO
   const auto lines = lines_of(result.err);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back().rfind("websd: error: ", 0), 0u) << result.err;
-  EXPECT_NE(lines.back().find("built for 128x128"), std::string::npos) << result.err;
+  EXPECT_NE(lines.back().find("holds 128x128 images, not width 256"), std::string::npos) << result.err;
   EXPECT_NE(lines.back().find("rebuild"), std::string::npos) << result.err;
   EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
                           [](const std::string& l) { return l.find("error") != std::string::npos; }),

@@ -149,7 +149,7 @@ TEST(ArtifactBackend, ASizeItWasNotBuiltForIsAClearError) {
   const HostTensor context = test::reference_tensor("expected", "unet.ctx");
   const std::string message = error_of([&] { call_unet(test::tiny_artifact_backend(), sample, 1, context); });
   EXPECT_NE(message.find("built for 128x128"), std::string::npos) << message;
-  EXPECT_NE(message.find("rebuild with websd build --width W --height H"), std::string::npos) << message;
+  EXPECT_NE(message.find("rebuild with websd build --size WxH"), std::string::npos) << message;
 }
 
 TEST(ArtifactBackend, AWeightPackedForAnotherCpuIsRefusedWithTheFix) {

@@ -106,8 +106,7 @@ TEST(TiledDecode, AnArtifactLargerThanOneTileHoldsTheDefaultTilesDecoder) {
   compiler::BuildOptions options;
   options.checkpoint = std::make_shared<const DiffusersCheckpoint>(DiffusersCheckpoint::open(test::tiny_model_dir()));
   options.out = test::make_temp_dir("tile-decoder") + "/wide.art";
-  options.width = 576;  // latents 64 x 72: tiles of 64 x 64
-  options.height = 512;
+  options.sizes = {{576, 512}};  // latents 64 x 72: tiles of 64 x 64
   compiler::build_artifact(options, compiler::cpu_target());
   backends::ArtifactBackend artifact(options.out);
   const Shape latents_shape{1, 4, 64, 72};

@@ -25,7 +25,9 @@
 #include "app/vae_tiling_options.h"
 #include "app/webgpu_node_runner.h"
 #include "app/weight_cache_options.h"
+#include "artifact/artifact.h"
 #include "backends/artifact_backend.h"
+#include "backends/artifact_model.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
@@ -311,14 +313,12 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
     throw Error("bench",
                 options.artifact + " is a webgpu artifact: --key-file and --trust-key are not available for it yet");
   }
-  const nlohmann::json manifest = json_read_file(options.artifact + "/manifest.json", input_kinds::kArtifactFile);
-  const nlohmann::json& model = manifest.at("sections").at("model");
-  result.width = model.at("width").get<std::int64_t>();
-  result.height = model.at("height").get<std::int64_t>();
-  if ((options.width && options.width != result.width) || (options.height && options.height != result.height)) {
-    throw Error("bench", options.artifact + " was built for " + std::to_string(result.width) + "x" +
-                             std::to_string(result.height) + " images");
-  }
+  const artifact::Artifact artifact =
+      artifact::Artifact::open(options.artifact, artifact::ArtifactOpenOptions::for_target("webgpu"));
+  result.width = options.width;
+  result.height = options.height;
+  backends::choose_artifact_size(backends::read_artifact_model(artifact.section("model"), options.artifact).sizes,
+                                 options.artifact, false, result.width, result.height, "bench");
   GenerationRequest request;
   request.params.prompt = "a photo of an astronaut riding a horse on mars";
   request.params.steps = options.runs + 1;
@@ -418,8 +418,9 @@ void run_bench(const BenchOptions& options) {
     result.path = options.artifact;
     reset_peak_rss();
     backends::ArtifactBackend backend(options.artifact, options.access.access());
-    result.width = options.width ? options.width : backend.width();
-    result.height = options.height ? options.height : backend.height();
+    result.width = options.width;
+    result.height = options.height;
+    backends::choose_artifact_size(backend.sizes(), options.artifact, false, result.width, result.height, "bench");
     bench_backend(backend, backend.tokenizer(), options, result);
   }
 

@@ -1,4 +1,4 @@
-// `websd build --model DIR --target NAME --out ART [--dtype f32|f16|bf16] [--width W --height H]
+// `websd build --model DIR --target NAME --out ART [--dtype f32|f16|bf16] [--size WxH ... | --width W --height H]
 // [--tuning-db FILE] [--encrypt-key-file K] [--sign-key K] [--dump-ir DIR]`: compiles a checkpoint into a
 // deployable artifact for a target of the registry (src/compiler/build_artifact.h,
 // src/compiler/target_registry.h, src/artifact/FORMAT.md) and prints what
@@ -10,10 +10,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/command_registry.h"
 #include "app/model_options.h"
 #include "app/number_ranges.h"
+#include "artifact/image_sizes.h"
 #include "artifact/weight_index.h"
 #include "compiler/build_artifact.h"
 #include "compiler/target_registry.h"
@@ -28,6 +30,7 @@ struct BuildCommandOptions {
   std::string target;
   std::string out;
   std::string dtype = "f32";
+  std::vector<std::string> sizes;
   std::int64_t width = 0;
   std::int64_t height = 0;
   std::string tuning_db;
@@ -51,6 +54,21 @@ std::string target_help() {
   return "target to build for: " + names;
 }
 
+// --size WxH (repeated), or the one size --width/--height give (0: the model's), or none.
+std::vector<artifact::ImageSize> image_sizes(const BuildCommandOptions& options) {
+  if (!options.sizes.empty() && (options.width != 0 || options.height != 0)) {
+    throw Error("build", "give the image sizes either as --size WxH (repeatable) or as one --width/--height, not both");
+  }
+  std::vector<artifact::ImageSize> sizes;
+  for (const std::string& text : options.sizes) {
+    const std::optional<artifact::ImageSize> size = artifact::parse_image_size(text);
+    if (!size) throw Error("build", "--size " + text + ": expected WIDTHxHEIGHT in pixels, such as 512x768");
+    sizes.push_back(*size);
+  }
+  if (options.width != 0 || options.height != 0) sizes.push_back({options.width, options.height});
+  return sizes;
+}
+
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 void run_build(const BuildCommandOptions& options) {
@@ -58,8 +76,7 @@ void run_build(const BuildCommandOptions& options) {
   compiler::BuildOptions build;
   build.storage = storage_dtype(options.dtype);
   build.out = options.out;
-  build.width = options.width;
-  build.height = options.height;
+  build.sizes = image_sizes(options);
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
   if (!options.sign_key_file.empty()) build.sign_key_file = options.sign_key_file;
@@ -84,10 +101,10 @@ void run_build(const BuildCommandOptions& options) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   for (const auto& note : report.notes) std::cerr << "websd build: note: " << note << "\n";
-  std::printf("%-12s %9s %10s %14s %14s %14s\n", "function", "launches", "generated", "unplanned MiB", "arena MiB",
+  std::printf("%-24s %9s %10s %14s %14s %14s\n", "function", "launches", "generated", "unplanned MiB", "arena MiB",
               "peak MiB");
   for (const auto& function : report.functions) {
-    std::printf("%-12s %9zu %10zu %14.1f %14.1f %14.1f\n", function.symbol.c_str(), function.launches,
+    std::printf("%-24s %9zu %10zu %14.1f %14.1f %14.1f\n", function.symbol.c_str(), function.launches,
                 function.generated_kernels, mib(static_cast<double>(function.unplanned_bytes)),
                 mib(static_cast<double>(function.arena_bytes)), mib(static_cast<double>(function.peak_bytes)));
   }
@@ -107,6 +124,9 @@ const bool registered = register_command(
        command.add_option("--target", options->target, target_help())->required();
        command.add_option("--out", options->out, "artifact directory to write")->required();
        command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
+       command.add_option("--size", options->sizes,
+                          "image size WxH the artifact runs, repeatable: one artifact holds every size given, "
+                          "sharing one copy of the weights; the first is its default (default: the model's size)");
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
            ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")

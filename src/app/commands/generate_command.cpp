@@ -214,16 +214,8 @@ void run_webgpu_generate(const GenerateOptions& options, GenerationRequest reque
   const artifact::Artifact artifact =
       artifact::Artifact::open(options.artifact, artifact::ArtifactOpenOptions::for_target("webgpu"));
   const backends::ArtifactModel model = backends::read_artifact_model(artifact.section("model"), options.artifact);
-  if (request.params.width == 0 && request.params.height == 0) {
-    request.params.width = model.width;
-    request.params.height = model.height;
-  }
-  if (request.params.width != model.width || request.params.height != model.height) {
-    throw Error("generate", options.artifact + " was built for " + std::to_string(model.width) + "x" +
-                                std::to_string(model.height) + " images, not " + std::to_string(request.params.width) +
-                                "x" + std::to_string(request.params.height) +
-                                " (rebuild it with websd build --target webgpu --width W --height H)");
-  }
+  backends::choose_artifact_size(model.sizes, options.artifact, false, request.params.width, request.params.height,
+                                 "generate");
   constexpr const char* kSchedulerPath = "model/scheduler/scheduler_config.json";
   const std::vector<std::string> paths = artifact.file_paths();
   nlohmann::json config;
@@ -292,18 +284,9 @@ void run_generate(GenerateOptions options) {
     tokenizer = artifact->tokenizer();
     scheduler_origin = artifact->scheduler_config_origin();
     scheduler_config = artifact->scheduler_config();
-    // An artifact runs the size it was built for: that is the default, and another is refused now.
-    if (request.params.width == 0 && request.params.height == 0 && !request.init_image && !request.init_latents) {
-      request.params.width = artifact->width();
-      request.params.height = artifact->height();
-    }
-    const auto asked = [](std::int64_t given, std::int64_t built) { return given != 0 && given != built; };
-    if (asked(request.params.width, artifact->width()) || asked(request.params.height, artifact->height())) {
-      throw Error("generate", options.artifact + " was built for " + std::to_string(artifact->width()) + "x" +
-                                  std::to_string(artifact->height()) + " images, not " +
-                                  std::to_string(request.params.width) + "x" + std::to_string(request.params.height) +
-                                  " (rebuild it with websd build --width W --height H)");
-    }
+    // An artifact runs the sizes it was built for: the first is the default, another is refused now.
+    backends::choose_artifact_size(artifact->sizes(), options.artifact, request.init_image || request.init_latents,
+                                   request.params.width, request.params.height, "generate");
     backend_owner = std::move(artifact);
   } else {
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "generate");

@@ -23,7 +23,9 @@
 #include "app/command_registry.h"
 #include "artifact/artifact.h"
 #include "artifact/function_signatures.h"
+#include "artifact/image_sizes.h"
 #include "backends/artifact_backend.h"
+#include "backends/artifact_model.h"
 #include "core/byte_size_text.h"
 #include "core/error.h"
 #include "pipeline/schedulers/scheduler_factory.h"
@@ -125,6 +127,13 @@ ordered_json summarise(const artifact::Artifact& artifact) {
   summary["websd_version"] = manifest.websd_version;
   summary["created"] = manifest.created;
   summary["sections"] = artifact.section_names();
+  // The image sizes generate runs, the default first (none listed for an artifact without a model section).
+  summary["image_sizes"] = nlohmann::json::array();
+  if (const nlohmann::json* model = artifact.section("model"); model != nullptr) {
+    for (const artifact::ImageSize& size : backends::read_artifact_model(model, artifact.dir()).sizes) {
+      summary["image_sizes"].push_back({{"width", size.width}, {"height", size.height}});
+    }
+  }
   const nlohmann::json* functions = artifact.section(artifact::kFunctionsSection);
   summary["functions"] = functions == nullptr
                              ? nlohmann::json::array()
@@ -159,11 +168,17 @@ void print_text(const ordered_json& summary) {
   std::string sections;
   for (const auto& name : summary["sections"]) sections += (sections.empty() ? "" : ", ") + name.get<std::string>();
   print_row("sections", sections.empty() ? "(none)" : sections);
+  std::string sizes;
+  for (const auto& size : summary["image_sizes"]) {
+    sizes += (sizes.empty() ? "" : ", ") + artifact::image_size_text({size["width"], size["height"]}) +
+             (sizes.empty() ? " (default)" : "");
+  }
+  if (!sizes.empty()) print_row("sizes", sizes);
 
   const auto& functions = summary["functions"];
   print_row("functions", std::to_string(functions.size()));
   for (const auto& function : functions) {
-    std::printf("  %-14s %s -> %s\n  %-14s launches %llu, arena %s\n", function["symbol"].get<std::string>().c_str(),
+    std::printf("  %-19s %s -> %s\n  %-19s launches %llu, arena %s\n", function["symbol"].get<std::string>().c_str(),
                 signature_list(function["inputs"]).c_str(), signature_list(function["outputs"]).c_str(), "",
                 static_cast<unsigned long long>(function["launches"].get<std::uint64_t>()),
                 human_bytes(function["arena_bytes"].get<std::uint64_t>()).c_str());
@@ -233,10 +248,6 @@ void print_text(const ordered_json& summary) {
 
 // --- --verify ---------------------------------------------------------------------------------
 
-// The functions `websd generate --artifact` calls: with guidance (batch 2), without (batch 1), and
-// img2img's encoder, the final image's conversion to RGBA. The cpu target always builds all eight.
-constexpr const char* kGenerateFunctions[] = {"clip",     "clip_b1",    "unet",       "unet_b1",
-                                              "unet_cfg", "vae_decode", "vae_encode", "image_to_rgba"};
 constexpr const char* kEditedFix = "the manifest was edited or is corrupt: rebuild the artifact";
 
 [[noreturn]] void verify_fail(const std::string& dir, const std::string& what) {
@@ -283,54 +294,71 @@ std::string types_text(const std::vector<TensorType>& types) {
 void verify_signatures(const std::string& dir, const std::map<std::string, runtime::LaunchList>& lists,
                        const backends::ArtifactBackend& backend) {
   const ModelInfo& info = backend.info();
-  const std::int64_t width = backend.width(), height = backend.height();
+  const std::vector<artifact::ImageSize>& sizes = backend.sizes();
   const std::string facts = "model section (latent_channels " + std::to_string(info.latent_channels) +
                             ", vae_scale_factor " + std::to_string(info.vae_scale_factor) + ", max_tokens " +
-                            std::to_string(info.max_tokens) + ", width " + std::to_string(width) + ", height " +
-                            std::to_string(height) + ")";
+                            std::to_string(info.max_tokens) + ", sizes " + artifact::image_sizes_text(sizes) + ")";
   for (const auto& [name, value] : {std::pair{"latent_channels", info.latent_channels},
                                     {"vae_scale_factor", info.vae_scale_factor},
-                                    {"max_tokens", info.max_tokens},
-                                    {"width", width},
-                                    {"height", height}}) {
+                                    {"max_tokens", info.max_tokens}}) {
     if (value <= 0) {
       verify_fail(dir, std::string("the model section's ") + name + " is " + std::to_string(value) +
                            ", expected a positive integer (" + kEditedFix + ")");
     }
   }
-  for (const char* symbol : kGenerateFunctions) {
-    if (lists.find(symbol) == lists.end()) {
-      verify_fail(dir, std::string("has no function '") + symbol + "', which generate calls (" + kEditedFix + ")");
+  for (const artifact::ImageSize& size : sizes) {
+    if (size.width <= 0 || size.height <= 0) {
+      verify_fail(dir, "the model section holds the size " + artifact::image_size_text(size) +
+                           ", expected positive integers (" + kEditedFix + ")");
     }
   }
-  // Each call generate makes: with guidance (batch 2), without (batch 1), decoding, img2img's encoding, RGBA.
+  // Each call generate makes, for every size: with guidance (batch 2), without (batch 1), decoding,
+  // img2img's encoding, RGBA.
   struct Call {
     std::string symbol;
     std::vector<TensorType> inputs, outputs;
   };
+  std::vector<Call> calls;
   const auto f32 = [](Shape shape) { return TensorType{DType::kF32, std::move(shape)}; };
   const auto types_of = [](const runtime::LaunchList& list, const std::vector<std::int32_t>& ids) {
     std::vector<TensorType> types;
     for (const auto id : ids) types.push_back(list.values[id].type);
     return types;
   };
+  const auto require = [&](const std::string& symbol) {
+    if (lists.find(symbol) == lists.end()) {
+      verify_fail(dir, "has no function '" + symbol + "', which generate calls (" + kEditedFix + ")");
+    }
+  };
+  require("clip");
+  require("clip_b1");
   const std::vector<TensorType> clip_out = types_of(lists.at("clip"), lists.at("clip").outputs);
   const std::int64_t hidden = clip_out.size() == 1 && clip_out[0].rank() == 3 ? clip_out[0].shape[2] : -1;
-  const std::int64_t latent_h = height / info.vae_scale_factor, latent_w = width / info.vae_scale_factor;
-  std::vector<Call> calls;
   for (const std::int64_t batch : {2, 1}) {
-    const std::string suffix = batch == 2 ? "" : "_b1";
-    const TensorType latents = f32({batch, info.latent_channels, latent_h, latent_w});
-    const TensorType context = f32({batch, info.max_tokens, hidden});
-    calls.push_back({"clip" + suffix, {TensorType{DType::kI64, {batch, info.max_tokens}}}, {context}});
-    calls.push_back({"unet" + suffix, {latents, f32({batch}), context}, {latents}});
+    calls.push_back({batch == 2 ? "clip" : "clip_b1",
+                     {TensorType{DType::kI64, {batch, info.max_tokens}}},
+                     {f32({batch, info.max_tokens, hidden})}});
   }
-  const TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
-  const TensorType image = f32({1, 3, height, width});
-  calls.push_back({"unet_cfg", {latent, f32({1}), f32({2, info.max_tokens, hidden}), f32({1})}, {latent}});
-  calls.push_back({"vae_decode", {latent}, {image}});
-  calls.push_back({"vae_encode", {image}, {latent, latent}});
-  calls.push_back({"image_to_rgba", {image}, {f32({height, width, 4})}});
+  for (const artifact::ImageSize& size : sizes) {
+    const auto symbol = [&](const std::string& role) {
+      const std::string sized = artifact::sized_symbol(role, size, sizes.front());
+      require(sized);
+      return sized;
+    };
+    const std::int64_t latent_h = size.height / info.vae_scale_factor, latent_w = size.width / info.vae_scale_factor;
+    for (const std::int64_t batch : {2, 1}) {
+      const TensorType latents = f32({batch, info.latent_channels, latent_h, latent_w});
+      calls.push_back({symbol(batch == 2 ? "unet" : "unet_b1"),
+                       {latents, f32({batch}), f32({batch, info.max_tokens, hidden})},
+                       {latents}});
+    }
+    const TensorType latent = f32({1, info.latent_channels, latent_h, latent_w});
+    const TensorType image = f32({1, 3, size.height, size.width});
+    calls.push_back({symbol("unet_cfg"), {latent, f32({1}), f32({2, info.max_tokens, hidden}), f32({1})}, {latent}});
+    calls.push_back({symbol("vae_decode"), {latent}, {image}});
+    calls.push_back({symbol("vae_encode"), {image}, {latent, latent}});
+    calls.push_back({symbol("image_to_rgba"), {image}, {f32({size.height, size.width, 4})}});
+  }
   for (const Call& call : calls) {
     const runtime::LaunchList& list = lists.at(call.symbol);
     const auto inputs = types_of(list, list.inputs), outputs = types_of(list, list.outputs);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "io/json_file.h"
@@ -20,12 +21,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The fixture's webgpu artifact, built once by the CLI.
+// The fixture's webgpu artifact, built once by the CLI at the model's size and at 64x64.
 const std::string& webgpu_artifact() {
   static const std::string out = [] {
     const std::string dir = test::make_temp_dir("webgpu-cli") + "/art";
-    const auto built = test::run_websd(
-        {"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu", "--out", dir});
+    const auto built = test::run_websd({"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu",
+                                        "--out", dir, "--size", "128x128", "--size", "64x64"});
     EXPECT_EQ(built.exit_code, 0) << built.err;
     return dir;
   }();
@@ -75,6 +76,37 @@ TEST_P(WebGpuSeededTxt2Img, MatchesDiffusersThroughTheNodeRunner) {
 // fixture's UNet takes about 20 s on SwiftShader (2 cores), and the schedulers run on the host, the
 // same code as the CPU path's parity tests cover for all of them.
 INSTANTIATE_TEST_SUITE_P(Schedulers, WebGpuSeededTxt2Img, ::testing::Values("euler_a"));
+
+// The artifact's second size runs through the same runtime and gives the CPU's image at that size
+// (the same seed and scheduler; within 2 levels of 8 bits, the PNGs' rounding included). One
+// step: opening the artifact (pipelines for both sizes) and a step take about 40 s and 11 s on
+// SwiftShader here.
+TEST(WebGpuGenerate, ASecondSizeGivesTheImageTheCpuGives) {
+  const std::string dir = test::make_temp_dir("webgpu-second-size");
+  const std::vector<std::string> request = {"--prompt", "a red cube", "--scheduler", "euler", "--steps",  "1",
+                                            "--seed",   "5",          "--width",     "64",    "--height", "64"};
+  std::vector<std::string> webgpu = {"generate", "--artifact", webgpu_artifact(), "--out", dir + "/webgpu.png"};
+  std::vector<std::string> cpu = {"generate", "--model", test::fixture_path("tiny-sd15/model"), "--out",
+                                  dir + "/cpu.png"};
+  webgpu.insert(webgpu.end(), request.begin(), request.end());
+  cpu.insert(cpu.end(), request.begin(), request.end());
+  const auto on_gpu = test::run_websd(webgpu);
+  ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.err;
+  EXPECT_NE(on_gpu.out.find("(64x64, seed 5)"), std::string::npos) << on_gpu.out;
+  const auto on_cpu = test::run_websd(cpu);
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.err;
+  const RgbImage a = png_read_rgb(dir + "/webgpu.png"), b = png_read_rgb(dir + "/cpu.png");
+  ASSERT_EQ(a.width, 64);
+  ASSERT_EQ(a.pixels.size(), b.pixels.size());
+  int worst = 0;
+  for (std::size_t i = 0; i < a.pixels.size(); ++i) worst = std::max(worst, std::abs(a.pixels[i] - b.pixels[i]));
+  ::testing::Test::RecordProperty("max_levels", std::to_string(worst));
+  EXPECT_LE(worst, 2);
+  const auto missing = test::run_websd({"generate", "--artifact", webgpu_artifact(), "--prompt", "x", "--width", "96",
+                                        "--height", "64", "--out", dir + "/none.png"});
+  EXPECT_NE(missing.err.find("holds 128x128, 64x64 images, not 96x64"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir + "/none.png"));
+}
 
 TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
   const auto result = test::run_websd({"bench", "--artifact", webgpu_artifact(), "--runs", "1", "--json"});
