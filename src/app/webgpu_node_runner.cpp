@@ -53,7 +53,8 @@ class Scratch {
 }  // namespace
 
 void run_webgpu_node(const std::string& command, const std::string& mode, const std::string& dir,
-                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result) {
+                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result,
+                     const std::map<std::string, std::span<const std::byte>>& files) {
   const std::string script = dir + "/runtime/node/websd_node.mjs";
   if (!fs::is_regular_file(script)) {
     throw Error(command, dir + " has no runtime/node/websd_node.mjs: rebuild it with websd build --target webgpu");
@@ -61,6 +62,11 @@ void run_webgpu_node(const std::string& command, const std::string& mode, const 
   const Scratch scratch;
   const std::string request_path = scratch.path() + "/request.json";
   std::ofstream(request_path) << request.dump();
+  for (const auto& [name, bytes] : files) {
+    std::ofstream file(scratch.path() + "/" + name, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!file) throw Error(command, "cannot write " + scratch.path() + "/" + name);
+  }
   std::vector<std::string> args = {"node", script, mode, dir, request_path};
   if (mode == "generate") args.push_back(scratch.path());
   std::vector<char*> argv;

@@ -4,8 +4,11 @@
 // on standard error (passed through) and one JSON line per result on standard output.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 namespace websd {
@@ -15,11 +18,13 @@ namespace websd {
 bool is_webgpu_artifact(const std::string& dir);
 
 // Runs `node runtime/node/websd_node.mjs MODE DIR REQUEST [scratch]` on `request` (written to a
-// private scratch folder, removed afterwards; MODE "generate" also gets it for the images) and
+// private scratch folder, removed afterwards, with `files` beside it, by name, for the request to
+// name; MODE "generate" also gets the folder for the images) and
 // hands each JSON line of its output to `on_result` while it runs. The npm `webgpu` package this
 // websd was built with is found through WEBGPU_MODULE unless the caller set it. Throws
 // websd::Error(command) when node cannot start or the runner fails (its message is on stderr).
 void run_webgpu_node(const std::string& command, const std::string& mode, const std::string& dir,
-                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result);
+                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result,
+                     const std::map<std::string, std::span<const std::byte>>& files = {});
 
 }  // namespace websd

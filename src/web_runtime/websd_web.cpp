@@ -2,16 +2,19 @@
 
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "backends/artifact_backend.h"
 #include "backends/artifact_model.h"
 #include "core/error.h"
 #include "io/safetensors_reader.h"
+#include "pipeline/generation_params.h"
 #include "pipeline/generation_request_json.h"
 #include "pipeline/generation_session.h"
 #include "pipeline/progress.h"
@@ -53,6 +56,9 @@ struct Runtime {
   std::string part;
   std::string image_json;
   std::string error;
+  // What websd_stage_init_* filled for the next websd_begin, which takes it.
+  std::optional<RgbImage> staged_image;
+  std::optional<HostTensor> staged_latents;
 };
 
 Runtime& web_state() {
@@ -112,12 +118,11 @@ int advance(Runtime& rt) {
         run.submitted = false;
         run.image += 1;
         run.stage = Stage::kStartImage;
-        rt.image_json = nlohmann::json{{"index", run.ready->index},
-                                       {"seed", std::to_string(run.ready->seed)},
-                                       {"width", run.ready->image.width},
-                                       {"height", run.ready->image.height},
-                                       {"parameters", run.ready->parameters}}
-                            .dump();
+        rt.image_json =
+            nlohmann::json{{"index", run.ready->index},           {"seed", std::to_string(run.ready->seed)},
+                           {"width", run.ready->image.width},     {"height", run.ready->image.height},
+                           {"parameters", run.ready->parameters}, {"latents_shape", run.ready->latents.shape}}
+                .dump();
         return 2;
       case Stage::kDone:
         rt.part.clear();
@@ -154,9 +159,12 @@ EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
         if (!rt.backend) throw Error("web", "websd_begin before websd_open");
         const nlohmann::json json = nlohmann::json::parse(request_json);
         GenerationRequest request = generation_request_from_json(json);
-        // The artifact's default size when none is asked for; a size it does not hold is refused here.
-        backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, false, request.params.width,
-                                       request.params.height, "web");
+        request.init_image = std::exchange(rt.staged_image, std::nullopt);
+        request.init_latents = std::exchange(rt.staged_latents, std::nullopt);
+        // The artifact's default size when neither the request nor an init image or latents give
+        // one; a size it does not hold is refused here.
+        backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, request.init_image || request.init_latents,
+                                       request.params.width, request.params.height, "web");
         auto run = std::make_unique<Run>();
         const std::string name = json.value("scheduler", std::string());
         const nlohmann::json given = json.value("scheduler_config", nlohmann::json());
@@ -174,6 +182,37 @@ EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
         return 0;
       },
       -1);
+}
+
+EMSCRIPTEN_KEEPALIVE std::uint8_t* websd_stage_init_image(int width, int height) {
+  return guarded(
+      [&]() -> std::uint8_t* {
+        if (width <= 0 || height <= 0 || width > kMaxImageSide || height > kMaxImageSide) {
+          throw Error("web", "an init image of " + std::to_string(width) + "x" + std::to_string(height) +
+                                 " pixels (each side 1 to " + std::to_string(kMaxImageSide) + ")");
+        }
+        RgbImage& image = web_state().staged_image.emplace();
+        image.width = width;
+        image.height = height;
+        image.pixels.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3, 0);
+        return image.pixels.data();
+      },
+      nullptr);
+}
+
+EMSCRIPTEN_KEEPALIVE float* websd_stage_init_latents(const char* shape_json) {
+  return guarded(
+      [&]() -> float* {
+        const nlohmann::json shape = nlohmann::json::parse(shape_json, nullptr, false);
+        if (!shape.is_array() || shape.size() != 4 ||
+            !std::all_of(shape.begin(), shape.end(), [](const auto& d) { return d.is_number_unsigned() && d > 0; })) {
+          throw Error("web", std::string("init latents of shape ") + shape_json + " (expected [batch, C, h, w])");
+        }
+        const Shape dims = shape.get<Shape>();
+        if (shape_numel(dims) > (std::int64_t{1} << 28)) throw Error("web", "init latents of more than 2^28 values");
+        return web_state().staged_latents.emplace(dims).data.data();
+      },
+      nullptr);
 }
 
 EMSCRIPTEN_KEEPALIVE int websd_advance() {
@@ -197,6 +236,11 @@ EMSCRIPTEN_KEEPALIVE const std::uint8_t* websd_image_rgb() {
 EMSCRIPTEN_KEEPALIVE int websd_image_rgb_bytes() {
   const Runtime& rt = web_state();
   return rt.run && rt.run->ready ? static_cast<int>(rt.run->ready->image.pixels.size()) : 0;
+}
+
+EMSCRIPTEN_KEEPALIVE const float* websd_image_latents() {
+  const Runtime& rt = web_state();
+  return rt.run && rt.run->ready ? rt.run->ready->latents.data.data() : nullptr;
 }
 
 EMSCRIPTEN_KEEPALIVE int websd_network_submit(const char* network, const char* inputs_path, double timestep) {

@@ -5,8 +5,11 @@
 //
 //   websd_open(dir, redraw)        the artifact (its seal, lists and kernels checked, pipelines
 //                                  compiled in the background: await the bridge, then go on)
+//   [websd_stage_init_image(w, h)  img2img: fill the returned w*h*3 RGB bytes before websd_begin
+//    or websd_stage_init_latents(shape_json): fill the returned float32 values [batch, C, h, w]]
 //   websd_begin(request_json)      a run (generation_request_json.h, plus "scheduler" and
-//                                  "scheduler_config"), validated as the CLI validates it
+//                                  "scheduler_config"; it takes what was staged), validated as the
+//                                  CLI validates it
 //   loop: r = websd_advance()      1: a part is submitted (websd_part() names it): await the
 //                                  bridge, call again; 2: an image is ready (websd_image_*);
 //                                  0: the run is done; -1: failed (websd_error())
@@ -31,10 +34,15 @@ int websd_open(const char* artifact_dir, int redraw_progress);
 int websd_begin(const char* request_json);
 int websd_advance();
 const char* websd_part();
-// The ready image: {"index", "seed" (decimal string), "width", "height", "parameters"}, and its RGB bytes.
+// Staging buffers for the next websd_begin (null after an error: a size out of range).
+std::uint8_t* websd_stage_init_image(int width, int height);
+float* websd_stage_init_latents(const char* shape_json);
+// The ready image: {"index", "seed" (decimal string), "width", "height", "parameters",
+// "latents_shape"}, its RGB bytes and its final latents (float32, [1, C, h, w]).
 const char* websd_image_json();
 const std::uint8_t* websd_image_rgb();
 int websd_image_rgb_bytes();
+const float* websd_image_latents();
 int websd_network_submit(const char* network, const char* inputs_path, double timestep);
 int websd_network_finish(const char* output_path);
 const char* websd_network_shape();

@@ -2,21 +2,24 @@
 // the WebGPU bridge under Node with Dawn (npm `webgpu`). `websd generate|bench --artifact ART`
 // starts it for a webgpu artifact; it can also run alone:
 //
-//   node websd_node.mjs generate ART REQUEST.json OUT_DIR   # images as OUT_DIR/image-<i>.rgb
+//   node websd_node.mjs generate ART REQUEST.json OUT_DIR   # images as OUT_DIR/image-<i>.rgb, their
+//                                                           # latents as image-<i>.latents.f32
 //   node websd_node.mjs bench ART REQUEST.json              # timings as one JSON line
 //   node websd_node.mjs profile ART REQUEST.json            # per-kernel GPU times as one JSON line
 //   node websd_node.mjs network ART NAME INPUTS.safetensors TIMESTEP OUT.f32 [NAME INPUTS ...]
 //                                            # networks alone (text, unet, vae_decode), for
 //                                            # conformance: each output's float32 values in its OUT
 //
-// REQUEST is the run as the native CLI validated it (pipeline/generation_request_json.h).
+// REQUEST is the run as the native CLI validated it (pipeline/generation_request_json.h), plus
+// "init_image": {"rgb", "width", "height"} (img2img) or "init_latents": {"f32", "shape"}, naming
+// raw files beside REQUEST.
 // Standard output carries one JSON line per result ({"image": ...} or {"bench": ...}); progress
 // and errors go to standard error, and a failure exits with status 1 and one line "websd: ...".
 // Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
 // awaits the GPU between its calls, as a page does.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { GpuBridge } from '../bridge/websd_gpu.mjs';
@@ -54,6 +57,13 @@ async function loadRuntime(bridge) {
 }
 
 // Calls `name` and throws the runtime's error when it reports one.
+// A staging call of the runtime: the pointer it returns, or its error.
+function stage(module, name, types, args) {
+  const pointer = module.ccall(name, 'number', types, args);
+  if (pointer === 0) throw new Error(module.ccall('websd_error', 'string', [], []));
+  return pointer;
+}
+
 function call(module, name, returns, types = [], args = []) {
   const result = module.ccall(name, returns, types, args);
   if (result === -1) throw new Error(module.ccall('websd_error', 'string', [], []));
@@ -86,7 +96,9 @@ async function runNetworks(artifact, jobs) {
 
 async function run(mode, artifact, requestPath, outDir) {
   const started = performance.now();
-  const request = readFileSync(requestPath, 'utf8');
+  // An init image or init latents travel as files beside the request (names relative to it).
+  const { init_image: initImage, init_latents: initLatents, ...request } = JSON.parse(readFileSync(requestPath, 'utf8'));
+  const beside = (name) => readFileSync(join(dirname(requestPath), name));
   const bridge = await createBridge(artifact, mode === 'profile');
   const module = await loadRuntime(bridge);
   call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), process.stderr.isTTY ? 1 : 0]);
@@ -96,7 +108,19 @@ async function run(mode, artifact, requestPath, outDir) {
     if (!bridge.canTime()) throw new Error(`webgpu: ${bridge.adapterName} offers no 'timestamp-query': no profile`);
     call(module, 'websd_profile_start', 'number');
   }
-  call(module, 'websd_begin', 'number', ['string'], [request]);
+  if (initImage) {
+    const pointer = stage(module, 'websd_stage_init_image', ['number', 'number'], [initImage.width, initImage.height]);
+    const bytes = beside(initImage.rgb);
+    if (bytes.length !== initImage.width * initImage.height * 3) throw new Error(`webgpu: ${initImage.rgb} is not ${initImage.width}x${initImage.height} RGB`);
+    module.HEAPU8.set(bytes, pointer);
+  }
+  if (initLatents) {
+    const pointer = stage(module, 'websd_stage_init_latents', ['string'], [JSON.stringify(initLatents.shape)]);
+    const bytes = beside(initLatents.f32);
+    if (bytes.length !== initLatents.shape.reduce((a, b) => a * b, 4)) throw new Error(`webgpu: ${initLatents.f32} does not hold float32 ${JSON.stringify(initLatents.shape)}`);
+    module.HEAPU8.set(bytes, pointer);
+  }
+  call(module, 'websd_begin', 'number', ['string'], [JSON.stringify(request)]);
   const parts = { prepare: [], step: [], decode: [] };
   for (;;) {
     const partStart = performance.now();
@@ -114,7 +138,10 @@ async function run(mode, artifact, requestPath, outDir) {
       const bytes = module.ccall('websd_image_rgb_bytes', 'number', [], []);
       const file = join(outDir, `image-${image.index}.rgb`);
       writeFileSync(file, module.HEAPU8.subarray(pointer, pointer + bytes));
-      process.stdout.write(JSON.stringify({ image: { ...image, rgb: file } }) + '\n');
+      const latents = join(outDir, `image-${image.index}.latents.f32`);
+      const at = module.ccall('websd_image_latents', 'number', [], []);
+      writeFileSync(latents, module.HEAPU8.subarray(at, at + image.latents_shape.reduce((a, b) => a * b, 4)));
+      process.stdout.write(JSON.stringify({ image: { ...image, rgb: file, latents } }) + '\n');
     }
   }
   if (mode === 'profile') {

@@ -15,8 +15,10 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -203,19 +205,37 @@ void read_prompt_files(GenerateOptions& options) {
   }
 }
 
+// The bytes of the file the webgpu runner names under `key` of an image line.
+std::string runner_file(const nlohmann::json& image, const char* key) {
+  std::ifstream stream(image.at(key).get<std::string>(), std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+}
+
+// --save-latents: every image's final latents [batch_count, C, h, w] (`shape` is one image's), staged.
+void save_latents(StagedFiles& outputs, const std::string& path, const GenerationParams& params, Shape shape,
+                  std::vector<float> values, std::vector<std::string>& written) {
+  shape.at(0) = params.batch_count;
+  const HostTensor latents(shape, std::move(values));
+  safetensors_write_f32(outputs.stage(path), {{"latents", &latents}},
+                        {{"seed", std::to_string(params.seed)}, {"steps", std::to_string(params.steps)}});
+  written.push_back(path + " (latents " + shape_to_string(shape) + ")");
+}
+
 // A webgpu artifact: validated here as the other paths validate, run by the artifact's own
 // WebAssembly runtime under Node (app/webgpu_node_runner.h), its images written here.
 void run_webgpu_generate(const GenerateOptions& options, GenerationRequest request) {
-  if (request.init_image || request.init_latents || options.save_latents || options.access.given()) {
+  if (!options.access.key_file.empty()) {
     throw Error("generate", options.artifact +
-                                " is a webgpu artifact: --init-image, --init-latents, --save-latents, --key-file and "
-                                "--trust-key are not available for it yet (use a cpu artifact or --model)");
+                                " is a webgpu artifact: --key-file is not available for it (its WebAssembly runtime "
+                                "reads no encrypted artifact; build it without --encrypt-key-file)");
   }
-  const artifact::Artifact artifact =
-      artifact::Artifact::open(options.artifact, artifact::ArtifactOpenOptions::for_target("webgpu"));
+  // Opened here too: the seal and, with --trust-key, the signature are checked natively.
+  artifact::ArtifactOpenOptions open_options = artifact::ArtifactOpenOptions::for_target("webgpu");
+  open_options.trust_key_files = options.access.access().trust_key_files;
+  const artifact::Artifact artifact = artifact::Artifact::open(options.artifact, open_options);
   const backends::ArtifactModel model = backends::read_artifact_model(artifact.section("model"), options.artifact);
-  backends::choose_artifact_size(model.sizes, options.artifact, false, request.params.width, request.params.height,
-                                 "generate");
+  backends::choose_artifact_size(model.sizes, options.artifact, request.init_image || request.init_latents,
+                                 request.params.width, request.params.height, "generate");
   constexpr const char* kSchedulerPath = "model/scheduler/scheduler_config.json";
   const std::vector<std::string> paths = artifact.file_paths();
   nlohmann::json config;
@@ -234,30 +254,55 @@ void run_webgpu_generate(const GenerateOptions& options, GenerationRequest reque
   nlohmann::json sent = generation_request_to_json(request);
   sent["scheduler"] = options.scheduler.value_or("");
   sent["scheduler_config"] = options.scheduler_config.empty() ? nlohmann::json() : config;
+  // The init image or latents travel as raw files beside the request (web/node/websd_node.mjs).
+  std::map<std::string, std::span<const std::byte>> files;
+  if (request.init_image) {
+    sent["init_image"] = {
+        {"rgb", "init.rgb"}, {"width", request.init_image->width}, {"height", request.init_image->height}};
+    files["init.rgb"] = std::as_bytes(std::span(request.init_image->pixels));
+  }
+  if (request.init_latents) {
+    sent["init_latents"] = {{"f32", "init.f32"}, {"shape", request.init_latents->shape}};
+    files["init.f32"] = std::as_bytes(std::span(request.init_latents->data));
+  }
   StagedFiles outputs("generate");
   std::vector<std::string> written;
-  run_webgpu_node("generate", "generate", options.artifact, sent, [&](const nlohmann::json& line) {
-    const nlohmann::json& image = line.at("image");
-    RgbImage rgb;
-    rgb.width = image.at("width").get<int>();
-    rgb.height = image.at("height").get<int>();
-    std::ifstream stream(image.at("rgb").get<std::string>(), std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-    if (bytes.size() != static_cast<std::size_t>(rgb.width) * rgb.height * 3) {
-      throw Error("generate", "the webgpu runner's image " + image.at("rgb").get<std::string>() + " has " +
-                                  std::to_string(bytes.size()) + " bytes");
-    }
-    rgb.pixels.assign(bytes.begin(), bytes.end());
-    const int index = image.at("index").get<int>();
-    const std::string path = output_path(options.out, index, params.batch_count);
-    png_write_rgb(outputs.stage(path), rgb, {{"parameters", image.at("parameters").get<std::string>()}});
-    written.push_back(path + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) + ", seed " +
-                      image.at("seed").get<std::string>() + ")");
-  });
+  std::vector<float> all_latents;
+  Shape latent_shape;
+  run_webgpu_node(
+      "generate", "generate", options.artifact, sent,
+      [&](const nlohmann::json& line) {
+        const nlohmann::json& image = line.at("image");
+        RgbImage rgb;
+        rgb.width = image.at("width").get<int>();
+        rgb.height = image.at("height").get<int>();
+        const std::string bytes = runner_file(image, "rgb");
+        if (bytes.size() != static_cast<std::size_t>(rgb.width) * rgb.height * 3) {
+          throw Error("generate", "the webgpu runner's image " + image.at("rgb").get<std::string>() + " has " +
+                                      std::to_string(bytes.size()) + " bytes");
+        }
+        rgb.pixels.assign(bytes.begin(), bytes.end());
+        const int index = image.at("index").get<int>();
+        const std::string path = output_path(options.out, index, params.batch_count);
+        png_write_rgb(outputs.stage(path), rgb, {{"parameters", image.at("parameters").get<std::string>()}});
+        written.push_back(path + " (" + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) + ", seed " +
+                          image.at("seed").get<std::string>() + ")");
+        latent_shape = image.at("latents_shape").get<Shape>();
+        const std::string latents = runner_file(image, "latents");
+        if (latents.size() != static_cast<std::size_t>(shape_numel(latent_shape)) * sizeof(float)) {
+          throw Error("generate", "the webgpu runner's latents " + image.at("latents").get<std::string>() + " hold " +
+                                      std::to_string(latents.size()) + " bytes");
+        }
+        const auto* values = reinterpret_cast<const float*>(latents.data());
+        all_latents.insert(all_latents.end(), values, values + latents.size() / sizeof(float));
+      },
+      files);
   if (static_cast<int>(written.size()) != params.batch_count) {
     throw Error("generate", "the webgpu runner made " + std::to_string(written.size()) + " of " +
                                 std::to_string(params.batch_count) + " images");
   }
+  if (options.save_latents)
+    save_latents(outputs, *options.save_latents, params, latent_shape, std::move(all_latents), written);
   outputs.commit();
   for (const std::string& line : written) std::cout << "wrote " << line << std::endl;
 }
@@ -331,13 +376,8 @@ void run_generate(GenerateOptions options) {
     std::cerr << tuning::tuning_summary(coverage.tuned, coverage.tunable, options.tuning_db) << "\n";
   }
 
-  if (options.save_latents) {
-    latent_shape.at(0) = params.batch_count;
-    const HostTensor latents(latent_shape, std::move(all_latents));
-    safetensors_write_f32(outputs.stage(*options.save_latents), {{"latents", &latents}},
-                          {{"seed", std::to_string(params.seed)}, {"steps", std::to_string(params.steps)}});
-    written.push_back(*options.save_latents + " (latents " + shape_to_string(latent_shape) + ")");
-  }
+  if (options.save_latents)
+    save_latents(outputs, *options.save_latents, params, latent_shape, std::move(all_latents), written);
   outputs.commit();
   for (const std::string& line : written) std::cout << "wrote " << line << std::endl;
 }
