@@ -17,6 +17,7 @@
 #include "io/safetensors_reader.h"
 #include "support/fixtures.h"
 #include "support/run_command.h"
+#include "support/signing_key_files.h"
 
 namespace websd {
 namespace {
@@ -180,6 +181,22 @@ TEST(WebGpuGenerate, AKeyFileIsRefusedBeforeNodeStarts) {
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.err.find("is a webgpu artifact: --key-file is not available for it"), std::string::npos)
       << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.png"));
+}
+
+// --trust-key is checked natively, before node starts: a webgpu artifact signed by another key is
+// refused, naming the signer.
+TEST(WebGpuGenerate, AnArtifactSignedByAnUntrustedKeyIsRefused) {
+  const std::string dir = test::make_temp_dir("webgpu-trust");
+  const test::SigningKeyFiles signer = test::write_signing_key_files(dir, 1);
+  const test::SigningKeyFiles other = test::write_signing_key_files(dir, 2);
+  const auto built = test::run_websd({"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu",
+                                      "--out", dir + "/signed.art", "--sign-key", signer.private_pem});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  const auto result = test::run_websd({"generate", "--artifact", dir + "/signed.art", "--prompt", "x", "--steps", "1",
+                                       "--trust-key", other.public_pem, "--out", dir + "/x.png"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("which is not a trusted key"), std::string::npos) << result.err;
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
 }
 
