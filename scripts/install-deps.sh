@@ -17,6 +17,7 @@ PACKAGES=(
   libxxhash-dev                               # prepared-weight cache: XXH3 checksums of cached weights
   libssl-dev                                  # artifact: SHA-256 of weight shards, AES-256-GCM weight encryption
   libyaml-cpp-dev                             # single-file checkpoints: the original LDM inference configs (--config)
+  libcpp-httplib-dev                          # websd serve: the page and webgpu artifacts over HTTP
 )
 # With --wasm (scripts/test.sh): the WebAssembly build of the browser-side libraries and its tests.
 # With --webgpu (scripts/test.sh): WebGPU under Node for the bridge and the webgpu target's tests:

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace websd {
 namespace {
@@ -18,6 +19,7 @@ struct Registry {
   std::mutex mutex;
   std::multimap<std::string, int> paths;  // a path may be registered more than once
   std::set<pid_t> children;               // each the leader of its own process group
+  std::function<void(int)> graceful;      // StopGracefullyOnInterrupt's, while one is alive
 };
 
 Registry& registry() {
@@ -70,6 +72,16 @@ StopOnInterrupt::~StopOnInterrupt() {
   registry().children.erase(pid_);
 }
 
+StopGracefullyOnInterrupt::StopGracefullyOnInterrupt(std::function<void(int signal)> stop) {
+  const std::lock_guard lock(registry().mutex);
+  registry().graceful = std::move(stop);
+}
+
+StopGracefullyOnInterrupt::~StopGracefullyOnInterrupt() {
+  const std::lock_guard lock(registry().mutex);
+  registry().graceful = nullptr;
+}
+
 namespace {
 
 // Kills each child's process group and reaps its members: the child, then (websd being their
@@ -93,6 +105,15 @@ void install_interrupt_cleanup(std::function<void(int signal)> on_interrupt) {
   std::thread([on_interrupt = std::move(on_interrupt)] {
     int signal = 0;
     if (sigwait(&interrupt_signal_mask(), &signal) != 0) return;
+    std::function<void(int)> graceful;
+    {
+      const std::lock_guard lock(registry().mutex);
+      graceful = std::exchange(registry().graceful, nullptr);
+    }
+    if (graceful) {
+      graceful(signal);
+      if (sigwait(&interrupt_signal_mask(), &signal) != 0) return;  // a second one ends the process
+    }
     if (on_interrupt) on_interrupt(signal);
     {
       // Held until exit: no writer registers or unregisters (or renames a file into place), and no

@@ -51,6 +51,18 @@ class StopOnInterrupt {
   pid_t pid_ = -1;
 };
 
+// While one is alive, the first interrupt calls `stop` (on the signal thread, with the signal)
+// instead of ending the process, so a command that runs until it is interrupted (websd serve) can
+// stop its work and return normally; `on_interrupt` is not called then. A second interrupt ends
+// the process as above. At most one at a time.
+class StopGracefullyOnInterrupt {
+ public:
+  explicit StopGracefullyOnInterrupt(std::function<void(int signal)> stop);
+  ~StopGracefullyOnInterrupt();
+  StopGracefullyOnInterrupt(const StopGracefullyOnInterrupt&) = delete;
+  StopGracefullyOnInterrupt& operator=(const StopGracefullyOnInterrupt&) = delete;
+};
+
 // Blocks the interrupt signals in the calling thread and starts the thread that waits for them.
 // websd becomes the subreaper of its descendants (PR_SET_CHILD_SUBREAPER), so the processes a
 // child started are websd's to reap once the child is gone.

@@ -139,7 +139,10 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
       {"runtime/websd_web.wasm", built + "/websd_web.wasm"},
       {"runtime/bridge/websd_gpu.mjs", web + "/bridge/websd_gpu.mjs"},
       {"runtime/node/node_gpu.mjs", web + "/node/node_gpu.mjs"},
-      {"runtime/node/websd_node.mjs", web + "/node/websd_node.mjs"}};
+      {"runtime/node/websd_node.mjs", web + "/node/websd_node.mjs"},
+      // The page (issue 21), so that the folder is all a web server needs: index.html at the root.
+      {"index.html", web + "/app/index.html"},
+      {"app/app.css", web + "/app/app.css"}};
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;
   for (const auto& [path, source] : sources) {
     std::ifstream stream(source, std::ios::binary);
