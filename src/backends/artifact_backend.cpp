@@ -54,14 +54,14 @@ struct ArtifactBackend::State {
   runtime::OpProfile* profile = nullptr;
   runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
-  State(const std::string& dir, const ArtifactAccess& access, Residency residency_policy,
-        std::unique_ptr<runtime::Device> given)
-      : artifact(artifact::Artifact::open(dir, open_options(access))),
+  State(artifact::Artifact opened, Residency residency_policy, std::unique_ptr<runtime::Device> given)
+      : artifact(std::move(opened)),
         residency(residency_policy),
         target(targets::device_target(artifact.target())),
         owned_device(given != nullptr ? std::move(given) : target.open()),
         device(*owned_device) {
     weights.set_release_shards(!device.limits().adopts_weight_bytes);
+    const std::string& dir = artifact.dir();
     const ArtifactModel model = read_artifact_model(artifact.section("model"), dir);
     info = model.info;
     width = model.width;
@@ -196,7 +196,13 @@ struct ArtifactBackend::State {
 
 ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency,
                                  std::unique_ptr<runtime::Device> device)
-    : state_(std::make_unique<State>(artifact_dir, access, residency, std::move(device))) {}
+    : state_(std::make_unique<State>(artifact::Artifact::open(artifact_dir, open_options(access)), residency,
+                                     std::move(device))) {}
+
+ArtifactBackend::ArtifactBackend(std::unique_ptr<artifact::ArtifactSource> source, const ArtifactAccess& access,
+                                 Residency residency, std::unique_ptr<runtime::Device> device)
+    : state_(std::make_unique<State>(artifact::Artifact::open(std::move(source), open_options(access)), residency,
+                                     std::move(device))) {}
 
 ArtifactBackend::~ArtifactBackend() = default;
 

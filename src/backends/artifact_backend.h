@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/artifact_source.h"
 #include "artifact/image_sizes.h"
 #include "backends/residency.h"
 #include "pipeline/diffusion_backend.h"
@@ -48,6 +49,10 @@ class ArtifactBackend final : public DiffusionBackend {
   // (runtime::check_fits_device: value dtypes it does not store, buffers beyond its limits). `device` (for tests: a
   // device wrapping another) replaces the registry's device for the artifact's target; the backend owns it.
   explicit ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access = {},
+                           Residency residency = Residency::kOneNetwork,
+                           std::unique_ptr<runtime::Device> device = nullptr);
+  // The artifact whose files `source` gives (a browser's fetched files), as above.
+  explicit ArtifactBackend(std::unique_ptr<artifact::ArtifactSource> source, const ArtifactAccess& access = {},
                            Residency residency = Residency::kOneNetwork,
                            std::unique_ptr<runtime::Device> device = nullptr);
   ~ArtifactBackend() override;

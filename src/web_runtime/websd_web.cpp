@@ -20,6 +20,8 @@
 #include "pipeline/progress.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "runtime/op_profile.h"
+#include "web_runtime/js_artifact_source.h"
+#include "web_runtime/web_host_imports.h"
 
 namespace {
 
@@ -60,6 +62,32 @@ struct Runtime {
   std::optional<RgbImage> staged_image;
   std::optional<HostTensor> staged_latents;
 };
+
+// Standard error as the host shows it (process.stderr under Node, the console in a page), so that
+// progress lines keep their carriage returns.
+class HostStderrBuffer final : public std::streambuf {
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return 0;
+    pending_ += static_cast<char>(c);
+    if (c == '\n' || c == '\r') sync();
+    return c;
+  }
+  int sync() override {
+    if (!pending_.empty()) websd_stderr_write(pending_.data(), static_cast<int>(pending_.size()));
+    pending_.clear();
+    return 0;
+  }
+
+ private:
+  std::string pending_;
+};
+
+std::ostream& host_stderr() {
+  static HostStderrBuffer buffer;
+  static std::ostream stream(&buffer);
+  return stream;
+}
 
 Runtime& web_state() {
   static Runtime state;
@@ -135,18 +163,19 @@ int advance(Runtime& rt) {
 
 extern "C" {
 
-EMSCRIPTEN_KEEPALIVE int websd_open(const char* artifact_dir, int redraw_progress) {
+EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress) {
   return guarded(
       [&] {
         Runtime& rt = web_state();
         rt.run.reset();
         // Every network stays on the GPU: a page makes many images, and reloading the UNet for each
         // would stream its shards again.
-        rt.artifact_dir = artifact_dir;
-        rt.backend = std::make_unique<backends::ArtifactBackend>(artifact_dir, backends::ArtifactAccess{},
+        auto source = std::make_unique<web::JsArtifactSource>();
+        rt.artifact_dir = source->describe();
+        rt.backend = std::make_unique<backends::ArtifactBackend>(std::move(source), backends::ArtifactAccess{},
                                                                  backends::Residency::kAllNetworks);
         rt.tokenizer = rt.backend->tokenizer();
-        rt.printer = std::make_unique<ProgressPrinter>(std::cerr, redraw_progress != 0);
+        rt.printer = std::make_unique<ProgressPrinter>(host_stderr(), redraw_progress != 0);
         return 0;
       },
       -1);

@@ -3,7 +3,8 @@
 // calls: the runtime never blocks. Web pages and the Node runner (web/node/websd_node.mjs) use the
 // same calls:
 //
-//   websd_open(dir, redraw)        the artifact (its seal, lists and kernels checked, pipelines
+//   websd_open(redraw)             the artifact whose files the module's websdFiles gives
+//                                  (web_host_library.js; its seal, lists and kernels checked, pipelines
 //                                  compiled in the background: await the bridge, then go on)
 //   [websd_stage_init_image(w, h)  img2img: fill the returned w*h*3 RGB bytes before websd_begin
 //    or websd_stage_init_latents(shape_json): fill the returned float32 values [batch, C, h, w]]
@@ -30,7 +31,7 @@
 #include <cstdint>
 
 extern "C" {
-int websd_open(const char* artifact_dir, int redraw_progress);
+int websd_open(int redraw_progress);
 int websd_begin(const char* request_json);
 int websd_advance();
 const char* websd_part();

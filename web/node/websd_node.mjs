@@ -17,9 +17,9 @@
 // and errors go to standard error, and a failure exits with status 1 and one line "websd: ...".
 // Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
 // awaits the GPU between its calls, as a page does.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { GpuBridge } from '../bridge/websd_gpu.mjs';
@@ -50,13 +50,35 @@ function requirements(artifact) {
   return { requiredLimits: section.limits ?? {}, requiredFeatures: section.features ?? [] };
 }
 
-async function loadRuntime(bridge) {
-  const require = createRequire(import.meta.url);
-  const createWebsd = require(join(runtimeDir, 'websd_web.js'));
-  return createWebsd({ websdGpu: bridge, wasmBinary: readFileSync(join(runtimeDir, 'websd_web.wasm')) });
+// The artifact folder's files as the runtime reads them (src/web_runtime/web_host_library.js): by
+// the relative paths its manifest lists, never outside the folder.
+function folderFiles(artifact) {
+  const root = resolve(artifact);
+  const inside = (path) => {
+    const full = resolve(root, path);
+    if (isAbsolute(path) || !full.startsWith(root + sep)) throw new Error(`${path}: not a path inside ${root}`);
+    return full;
+  };
+  return {
+    describe: root,
+    size(path) {
+      const full = inside(path);
+      return existsSync(full) ? statSync(full).size : null;
+    },
+    read: (path) => readFileSync(inside(path)),
+  };
 }
 
-// Calls `name` and throws the runtime's error when it reports one.
+async function loadRuntime(bridge, artifact) {
+  const require = createRequire(import.meta.url);
+  const createWebsd = require(join(runtimeDir, 'websd_web.js'));
+  return createWebsd({
+    websdGpu: bridge,
+    websdFiles: folderFiles(artifact),
+    wasmBinary: readFileSync(join(runtimeDir, 'websd_web.wasm')),
+  });
+}
+
 // A staging call of the runtime: the pointer it returns, or its error.
 function stage(module, name, types, args) {
   const pointer = module.ccall(name, 'number', types, args);
@@ -64,6 +86,7 @@ function stage(module, name, types, args) {
   return pointer;
 }
 
+// Calls `name` and throws the runtime's error when it reports one.
 function call(module, name, returns, types = [], args = []) {
   const result = module.ccall(name, returns, types, args);
   if (result === -1) throw new Error(module.ccall('websd_error', 'string', [], []));
@@ -78,15 +101,18 @@ async function settle(bridge) {
 // OUT, repeated): {"network": {"name", "shape", "seconds"}} per job on stdout.
 async function runNetworks(artifact, jobs) {
   const bridge = await createBridge(artifact);
-  const module = await loadRuntime(bridge);
-  call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), 0]);
+  const module = await loadRuntime(bridge, artifact);
+  call(module, 'websd_open', 'number', ['number'], [0]);
   await settle(bridge);
   for (let j = 0; j < jobs.length; j += 4) {
     const [name, inputs, timestep, out] = jobs.slice(j, j + 4);
     const start = performance.now();
-    call(module, 'websd_network_submit', 'number', ['string', 'string', 'number'], [name, resolve(inputs), Number(timestep)]);
+    // Inputs and output pass through the module's in-memory file system.
+    module.FS.writeFile('/inputs.safetensors', readFileSync(inputs));
+    call(module, 'websd_network_submit', 'number', ['string', 'string', 'number'], [name, '/inputs.safetensors', Number(timestep)]);
     await settle(bridge);
-    call(module, 'websd_network_finish', 'number', ['string'], [resolve(out)]);
+    call(module, 'websd_network_finish', 'number', ['string'], ['/output.f32']);
+    writeFileSync(out, module.FS.readFile('/output.f32'));
     const shape = JSON.parse(module.ccall('websd_network_shape', 'string', [], []));
     process.stdout.write(JSON.stringify({ network: { name, shape, seconds: (performance.now() - start) / 1000 } }) + '\n');
   }
@@ -100,8 +126,8 @@ async function run(mode, artifact, requestPath, outDir) {
   const { init_image: initImage, init_latents: initLatents, ...request } = JSON.parse(readFileSync(requestPath, 'utf8'));
   const beside = (name) => readFileSync(join(dirname(requestPath), name));
   const bridge = await createBridge(artifact, mode === 'profile');
-  const module = await loadRuntime(bridge);
-  call(module, 'websd_open', 'number', ['string', 'number'], [resolve(artifact), process.stderr.isTTY ? 1 : 0]);
+  const module = await loadRuntime(bridge, artifact);
+  call(module, 'websd_open', 'number', ['number'], [process.stderr.isTTY ? 1 : 0]);
   await settle(bridge);  // pipelines compiled
   const opened = performance.now();
   if (mode === 'profile') {

@@ -1,0 +1,75 @@
+// The JavaScript half of the wasm runtime's host access (web_host_imports.h): emscripten links it
+// into websd_web (--js-library). The embedder puts on the module
+//   websdFiles: { describe: 'where the artifact is', size(path) -> number of bytes or null,
+//                 read(path) -> Uint8Array }   (synchronous: a page fetches and verifies first)
+//   websdStderr(text)                          (optional: where progress and messages go)
+// A JS exception never unwinds into wasm: its message is kept for websd_host_error_take.
+// Written in plain ES5-style functions: emscripten 3.1.6 preprocesses library files as text.
+
+mergeInto(LibraryManager.library, {
+  $websdHost: {
+    error: '',
+    files: function() {
+      var files = Module['websdFiles'];
+      if (!files) throw new Error('no websdFiles on the module: pass the artifact\'s files to the module factory');
+      return files;
+    },
+    keep: function(e) {
+      websdHost.error = (e && e.message) ? String(e.message) : String(e);
+    },
+  },
+
+  websd_files_describe__deps: ['$websdHost'],
+  websd_files_describe: function(out, capacity) {
+    try {
+      var text = String(websdHost.files().describe || 'artifact');
+      stringToUTF8(text, out, capacity);
+      return lengthBytesUTF8(text);
+    } catch (e) {
+      websdHost.keep(e);
+      return -1;
+    }
+  },
+
+  websd_files_size__deps: ['$websdHost'],
+  websd_files_size: function(path) {
+    try {
+      var size = websdHost.files().size(UTF8ToString(path));
+      return size === null || size === undefined ? -1 : size;
+    } catch (e) {
+      websdHost.keep(e);
+      return -2;
+    }
+  },
+
+  websd_files_read__deps: ['$websdHost'],
+  websd_files_read: function(path, pointer, bytes) {
+    try {
+      var data = websdHost.files().read(UTF8ToString(path));
+      if (data.length !== bytes) throw new Error('read ' + data.length + ' bytes, expected ' + bytes);
+      HEAPU8.set(data, pointer >>> 0);
+      return 0;
+    } catch (e) {
+      websdHost.keep(e);
+      return -1;
+    }
+  },
+
+  websd_host_error_bytes__deps: ['$websdHost'],
+  websd_host_error_bytes: function() {
+    return lengthBytesUTF8(websdHost.error);
+  },
+
+  websd_host_error_take__deps: ['$websdHost'],
+  websd_host_error_take: function(out, capacity) {
+    stringToUTF8(websdHost.error, out, capacity);
+    websdHost.error = '';
+  },
+
+  websd_stderr_write: function(text, bytes) {
+    var string = UTF8ToString(text, bytes);
+    if (Module['websdStderr']) Module['websdStderr'](string);
+    else if (typeof process === 'object' && process.stderr) process.stderr.write(string);
+    else console.log(string.replace(/\r?\n$/, ''));
+  },
+});
