@@ -36,6 +36,7 @@ struct Run {
   Stage stage = Stage::kPrepare;
   bool submitted = false;  // a part awaits its finish_* call
   int image = 0;
+  int steps = 0;  // of the image being made
   std::optional<GeneratedImage> ready;
 };
 
@@ -57,6 +58,8 @@ struct Runtime {
   std::unique_ptr<Run> run;
   std::string part;
   std::string image_json;
+  std::string progress_json;
+  std::string info_json;
   std::string error;
   // What websd_stage_init_* filled for the next websd_begin, which takes it.
   std::optional<RgbImage> staged_image;
@@ -126,7 +129,7 @@ int advance(Runtime& rt) {
           run.stage = Stage::kDone;
           break;
         }
-        session.start_image(run.image);
+        run.steps = session.start_image(run.image);
         run.stage = Stage::kSteps;
         break;
       case Stage::kSteps:
@@ -255,6 +258,40 @@ EMSCRIPTEN_KEEPALIVE int websd_advance() {
 }
 
 EMSCRIPTEN_KEEPALIVE const char* websd_part() { return web_state().part.c_str(); }
+
+EMSCRIPTEN_KEEPALIVE const char* websd_progress_json() {
+  Runtime& rt = web_state();
+  nlohmann::json progress = nlohmann::json::object();
+  if (rt.run && rt.run->session) {
+    progress = {{"image", rt.run->image},
+                {"images", rt.run->session->image_count()},
+                {"step", rt.run->session->steps_done()},
+                {"steps", rt.run->steps}};
+  }
+  rt.progress_json = progress.dump();
+  return rt.progress_json.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* websd_info_json() {
+  return guarded(
+      []() -> const char* {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_info_json before websd_open");
+        nlohmann::json sizes = nlohmann::json::array();
+        for (const artifact::ImageSize& size : rt.backend->sizes()) {
+          sizes.push_back({{"width", size.width}, {"height", size.height}});
+        }
+        const nlohmann::json config = rt.backend->scheduler_config();
+        rt.info_json = nlohmann::json{{"model", rt.backend->info().name},
+                                      {"sizes", sizes},
+                                      {"schedulers", schedulers::scheduler_names()},
+                                      {"scheduler_class", config.is_object() ? config.value("_class_name", "") : ""},
+                                      {"max_tokens", rt.backend->info().max_tokens}}
+                           .dump();
+        return rt.info_json.c_str();
+      },
+      nullptr);
+}
 EMSCRIPTEN_KEEPALIVE const char* websd_image_json() { return web_state().image_json.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE const std::uint8_t* websd_image_rgb() {

@@ -35,6 +35,11 @@ int websd_open(int redraw_progress);
 int websd_begin(const char* request_json);
 int websd_advance();
 const char* websd_part();
+// The run's progress now: {"image", "images", "step", "steps"} ({} without a run).
+const char* websd_progress_json();
+// The opened artifact: {"model", "sizes": [{"width", "height"}], "schedulers": [names],
+// "scheduler_class" (its own config's), "max_tokens"}; null after an error.
+const char* websd_info_json();
 // Staging buffers for the next websd_begin (null after an error: a size out of range).
 std::uint8_t* websd_stage_init_image(int width, int height);
 float* websd_stage_init_latents(const char* shape_json);

@@ -142,7 +142,11 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
       {"runtime/node/websd_node.mjs", web + "/node/websd_node.mjs"},
       // The page (issue 21), so that the folder is all a web server needs: index.html at the root.
       {"index.html", web + "/app/index.html"},
-      {"app/app.css", web + "/app/app.css"}};
+      {"app/app.css", web + "/app/app.css"},
+      {"app/app.js", web + "/app/app.js"},
+      {"app/websd.js", web + "/app/websd.js"},
+      {"app/artifact_files.js", web + "/app/artifact_files.js"},
+      {"app/png_text.js", web + "/app/png_text.js"}};
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;
   for (const auto& [path, source] : sources) {
     std::ifstream stream(source, std::ios::binary);
