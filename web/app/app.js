@@ -29,7 +29,9 @@ function explain(error) {
       return { text: 'This browser has no WebGPU, so it cannot run the model on its GPU. Use a current Chrome, Edge or ' +
                      'another browser with WebGPU turned on.' };
     case 'adapter':
-      return { text: 'This browser offers WebGPU but found no usable GPU (the GPU may be blocked or its driver too old).' };
+      return { text: 'This browser has no WebGPU it can use here: it found no usable GPU adapter (WebGPU may be turned ' +
+                     'off in its settings or flags, or this GPU or its driver is blocked). Use a current Chrome or Edge ' +
+                     'with WebGPU, on a supported GPU.' };
     case 'limits':
       return { text: `This GPU is below what the model needs: ${detail}. A GPU with more memory, or a smaller model, is needed.` };
     case 'download':

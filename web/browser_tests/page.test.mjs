@@ -1,0 +1,188 @@
+// The page in headless Chromium (SwiftShader's WebGPU), served by `websd serve` from a webgpu
+// artifact of the fixture model at 64x64: window.websd.generate gives the native CLI's image for
+// two schedulers and for img2img, the button gives the same, a reload downloads no file again,
+// and a browser without WebGPU, a damaged download and a stop each get their sentence. A plain
+// static file server serves the page too. Screenshots land in WEBSD_SCREENSHOTS.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { browser, decodePng, fixtures, runWebsd, screenshots, serve, temp, worstLevels } from './harness.mjs';
+
+const model = `${fixtures}/tiny-sd15/model`;
+const work = temp('work');
+const artifact = `${work}/tiny.webgpu`;
+let server;
+let context;
+let page;
+
+// `websd generate --model` with `args`; the decoded PNG and its bytes.
+function native(name, args) {
+  const out = `${work}/${name}.png`;
+  runWebsd(['generate', '--model', model, '--width', '64', '--height', '64', '--out', out, '--force', ...args]);
+  const bytes = readFileSync(out);
+  return { ...decodePng(bytes), bytes };
+}
+
+function rgbOfRgba(rgba) {
+  const rgb = new Uint8Array((rgba.length / 4) * 3);
+  for (let i = 0, j = 0; i < rgba.length; i += 4, j += 3) rgb.set(rgba.slice(i, i + 3), j);
+  return rgb;
+}
+
+// window.websd.generate in the page; the image's RGB bytes, PNG bytes and the rest.
+async function pageGenerate(options, initPng = null) {
+  const result = await page.evaluate(async ({ options, init }) => {
+    if (init) options.initImage = new Blob([new Uint8Array(init)], { type: 'image/png' });
+    const image = await window.websd.generate(options);
+    return { ...image, rgba: [...image.rgba], png: [...new Uint8Array(await image.png.arrayBuffer())] };
+  }, { options, init: initPng ? [...initPng] : null });
+  return { ...result, rgb: rgbOfRgba(result.rgba), png: Uint8Array.from(result.png) };
+}
+
+before(async () => {
+  runWebsd(['build', '--model', model, '--target', 'webgpu', '--size', '64x64', '--out', artifact]);
+  server = await serve(['--artifact', artifact]);
+  context = await browser();
+  page = context.pages()[0] ?? await context.newPage();
+  page.on('pageerror', (error) => console.log(`page error: ${error.message}`));
+  await page.goto(server.url);
+  await page.screenshot({ path: `${screenshots}/desktop-loading.png` });
+  await page.evaluate(() => window.websd.ready);
+});
+
+after(async () => {
+  await context?.close();
+  assert.equal(await server?.stop(), 0);
+});
+
+test('generate() gives the native image for two schedulers, with the same parameters text', async () => {
+  for (const [scheduler, steps] of [['euler', 1], ['euler_a', 2]]) {
+    const options = { prompt: 'a red cube', negativePrompt: 'blurry', scheduler, steps, guidance: 7.5, seed: 7, width: 64, height: 64 };
+    const fromPage = await pageGenerate(options);
+    const expected = native(`txt2img-${scheduler}`, ['--prompt', 'a red cube', '--negative-prompt', 'blurry', '--scheduler',
+                                                     scheduler, '--steps', String(steps), '--seed', '7']);
+    assert.equal(fromPage.width, 64);
+    assert.ok(worstLevels(fromPage.rgb, expected.rgb) <= 2, `${scheduler}: ${worstLevels(fromPage.rgb, expected.rgb)} levels`);
+    assert.deepEqual(decodePng(fromPage.png).rgb, fromPage.rgb, 'the PNG holds the image');
+    assert.ok(Buffer.from(fromPage.png).includes(Buffer.from(`parameters\0${fromPage.parameters}`, 'latin1')));
+    assert.match(fromPage.parameters, new RegExp(`Steps: ${steps}, Sampler: .*Seed: 7, Size: 64x64`));
+    console.log(`# ${scheduler}: ${worstLevels(fromPage.rgb, expected.rgb)} levels from the CLI; step ${fromPage.timings.steps_s[0].toFixed(2)} s`);
+  }
+});
+
+test('img2img through generate() gives the native image', async () => {
+  const init = native('init', ['--prompt', 'a blue ball', '--scheduler', 'euler', '--steps', '1', '--seed', '3']);
+  const fromPage = await pageGenerate({ prompt: 'a green tree', scheduler: 'euler', steps: 2, strength: 0.5, seed: 9 }, init.bytes);
+  writeFileSync(`${work}/init.png`, init.bytes);
+  const expected = native('img2img', ['--prompt', 'a green tree', '--scheduler', 'euler', '--steps', '2', '--strength', '0.5',
+                                      '--seed', '9', '--init-image', `${work}/init.png`]);
+  assert.ok(worstLevels(fromPage.rgb, expected.rgb) <= 2, `${worstLevels(fromPage.rgb, expected.rgb)} levels`);
+});
+
+test('the Generate button gives the same image, with progress, the gallery and timings', async () => {
+  await page.fill('#prompt', 'a red cube');
+  await page.fill('#negative-prompt', 'blurry');
+  await page.selectOption('#scheduler', 'euler');
+  await page.fill('#steps', '1');
+  await page.fill('#guidance', '7.5');
+  await page.fill('#seed', '7');
+  await page.click('#generate');
+  await page.waitForFunction(() => document.querySelector('#progress').textContent.includes('decoding') ||
+                                   document.querySelector('#progress').textContent === 'done');
+  await page.screenshot({ path: `${screenshots}/desktop-during.png` });
+  await page.waitForSelector('#output img', { timeout: 150000 });
+  await page.waitForFunction(() => document.querySelector('#progress').textContent === 'done');
+  await page.screenshot({ path: `${screenshots}/desktop-after.png` });
+  const rgba = await page.evaluate(async () => {
+    const img = document.querySelector('#output img');
+    await img.decode();
+    const bitmap = await createImageBitmap(img);
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    canvas.getContext('2d').drawImage(bitmap, 0, 0);
+    return [...canvas.getContext('2d').getImageData(0, 0, bitmap.width, bitmap.height).data];
+  });
+  const expected = decodePng(readFileSync(`${work}/txt2img-euler.png`));
+  assert.ok(worstLevels(rgbOfRgba(rgba), expected.rgb) <= 2);
+  assert.ok((await page.locator('#gallery li').count()) >= 1);
+  assert.match(await page.textContent('#timings'), /64x64, seed 7: .* s\/step/);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${screenshots}/phone-after.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('a reload reads every file from the browser cache: nothing is downloaded again', async () => {
+  const fetched = [];
+  const listener = (request) => fetched.push(new URL(request.url()).pathname);
+  page.on('request', listener);
+  const started = Date.now();
+  await page.reload();
+  await page.evaluate(() => window.websd.ready);
+  const seconds = (Date.now() - started) / 1000;
+  page.off('request', listener);
+  const again = fetched.filter((path) => path.includes('/weights/shard') || path.includes('/kernels/') || path.endsWith('.wasm'));
+  assert.deepEqual(again, [], `downloaded again: ${again.join(', ')}`);
+  console.log(`# cached reload ready in ${seconds.toFixed(1)} s; requests: ${fetched.length}`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${screenshots}/phone-ready.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('Stop cancels between steps and says so', async () => {
+  await page.fill('#steps', '4');
+  await page.click('#generate');
+  await page.waitForFunction(() => /step 1\/4/.test(document.querySelector('#progress').textContent), null, { timeout: 150000 });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${screenshots}/phone-during.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  assert.equal(await page.textContent('#generate'), 'Stop');
+  await page.click('#generate');
+  await page.waitForSelector('#message:not([hidden])', { timeout: 150000 });
+  assert.match(await page.textContent('#message'), /Stopped/);
+  assert.equal(await page.textContent('#generate'), 'Generate');
+});
+
+test('a damaged file is refused with a sentence and not kept', async () => {
+  const damaged = `${work}/damaged.webgpu`;
+  cpSync(artifact, damaged, { recursive: true });
+  const kernel = JSON.parse(readFileSync(`${damaged}/manifest.json`, 'utf8')).sections.files.find((f) => f.path.startsWith('kernels/'));
+  const bytes = readFileSync(`${damaged}/${kernel.path}`);
+  bytes[0] ^= 0x20;  // same size: the server serves it, the page's SHA-256 check catches it
+  writeFileSync(`${damaged}/${kernel.path}`, bytes);
+  const other = await serve(['--artifact', damaged]);
+  const fresh = await browser();
+  const tab = fresh.pages()[0] ?? await fresh.newPage();
+  await tab.goto(other.url);
+  await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  assert.match(await tab.textContent('#message'), /damaged or from another version/);
+  await tab.screenshot({ path: `${screenshots}/desktop-damaged.png` });
+  await fresh.close();
+  assert.equal(await other.stop(), 0);
+});
+
+test('without WebGPU the page says so', async () => {
+  const plain = await browser({ webgpu: false });
+  const tab = plain.pages()[0] ?? await plain.newPage();
+  await tab.goto(server.url);
+  await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  assert.match(await tab.textContent('#message'), /has no WebGPU/);
+  await tab.screenshot({ path: `${screenshots}/desktop-no-webgpu.png` });
+  await plain.close();
+});
+
+test('a plain static file server serves the artifact and its page', async () => {
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  const python = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', artifact],
+                       { stdio: 'ignore' });
+  try {
+    await new Promise((done) => setTimeout(done, 1000));
+    const fresh = await browser();
+    const tab = fresh.pages()[0] ?? await fresh.newPage();
+    await tab.goto(`http://127.0.0.1:${port}/index.html`);
+    const info = await tab.evaluate(() => window.websd.ready);
+    assert.deepEqual(info.sizes, [{ width: 64, height: 64 }]);
+    await fresh.close();
+  } finally {
+    python.kill();
+  }
+});
