@@ -234,6 +234,10 @@ std::string ArtifactBackend::scheduler_config_origin() const {
   return state_->artifact.dir() + "/" + kSchedulerConfigPath;
 }
 
+void ArtifactBackend::collect_profile() {
+  for (auto& [symbol, executor] : state_->executors) executor->poll();
+}
+
 void ArtifactBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
 
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {

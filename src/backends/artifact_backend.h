@@ -110,6 +110,9 @@ class ArtifactBackend final : public DiffusionBackend {
   double run_function_once(const std::string& symbol);
   // Times every launch of later calls into `profile` (nullptr stops).
   void set_profile(runtime::OpProfile* profile);
+  // Adds the times of calls whose outputs were downloaded through the device (not waited on by
+  // their executor) to the profile; the device must have finished them.
+  void collect_profile();
 
  private:
   struct State;

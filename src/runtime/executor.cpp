@@ -237,6 +237,9 @@ void Executor::submit() {
     bound_ = false;
   }
   if (!bound_) bind_values();
+  // The last timed submit's times, when nobody waited on this executor since (its output was
+  // copied out and downloaded through the device): kept if the device has finished it.
+  if (timed_submit_) poll();
   timed_submit_ = profile_ != nullptr;
   const bool report = launch_progress_ != nullptr && *launch_progress_;
   device_.submit(*program_, timed_submit_ ? &times_ : nullptr, report ? launch_progress_ : nullptr);
@@ -262,6 +265,10 @@ void Executor::submit() {
 void Executor::wait() {
   device_.wait();
   finish_downloads();
+  add_times();
+}
+
+void Executor::add_times() {
   if (!timed_submit_ || profile_ == nullptr) return;
   timed_submit_ = false;
   if (profile_keys_.empty()) {
@@ -278,6 +285,7 @@ void Executor::wait() {
 bool Executor::poll() {
   if (!device_.poll()) return false;
   finish_downloads();
+  add_times();
   return true;
 }
 

@@ -82,7 +82,7 @@ class Executor {
   // launches' times to the profile when one is attached.
   void wait();
   // Whether the device has finished everything enqueued (Device::poll), completing the downloads
-  // when it has; then wait() does not block.
+  // and adding the launch times to the profile when it has; then wait() does not block.
   bool poll();
   // Enqueues the download of output i (a float value: f32, or f16/bf16 widened to float32 at the
   // edge) into `into` (reshaped to its type), filled once the device has finished and this
@@ -109,6 +109,8 @@ class Executor {
   void bind_values();
   void check_input_index(std::size_t i) const;
   void finish_downloads();
+  // Adds the launch times of the last timed submit to the profile (once the device has finished it).
+  void add_times();
 
   // A download of a 16-bit output: its bytes as the device stores them, widened into `into`.
   struct PendingDownload {

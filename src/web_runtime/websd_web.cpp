@@ -371,6 +371,7 @@ EMSCRIPTEN_KEEPALIVE const char* websd_profile_json() {
   Runtime& rt = web_state();
   nlohmann::json ops = nlohmann::json::array();
   if (rt.profile) {
+    if (rt.backend) rt.backend->collect_profile();  // the last step's and the decode's launches
     for (const auto& [key, totals] : rt.profile->by_op) {
       ops.push_back({{"key", key}, {"seconds", totals.seconds}, {"calls", totals.calls}, {"flops", totals.flops}});
     }

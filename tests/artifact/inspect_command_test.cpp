@@ -55,9 +55,9 @@ TEST(InspectCommand, TextSummary) {
   for (const std::string& part :
        {"artifact    " + dir + "\n", std::string("target      cpu\n"), std::string("format      3 (written by websd "),
         std::string("sections    functions, kernels, memory_plans\n"), std::string("functions   2\n"),
-        std::string("  clip           (ids: i64[2,77]) -> (hidden: f32[2,77,32])\n"),
-        std::string("  unet           (sample: f32[2,4,16,16], timestep: f32[1], context: f32[2,77,32]) -> "
-                    "(noise: f32[2,4,16,16])\n                 launches 57, arena 3.0 MiB\n"),
+        std::string("  clip                (ids: i64[2,77]) -> (hidden: f32[2,77,32])\n"),
+        std::string("  unet                (sample: f32[2,4,16,16], timestep: f32[1], context: f32[2,77,32]) -> "
+                    "(noise: f32[2,4,16,16])\n                      launches 57, arena 3.0 MiB\n"),
         std::string("kernels     3\n  conv3x3_silu\n  gemm_bias_residual\n  softmax_rows\n"),
         std::string("memory      1 plan(s)\n  unet           arena 3.0 MiB, peak 5.0 MiB, unplanned 9.0 MiB\n"),
         std::string("weights     5 tensors, 664 B in 3 shard(s), not encrypted\n"),

@@ -151,8 +151,16 @@ TEST(InspectVerify, EditedModelSectionValue) {
     model["width"] = model["width"].get<std::int64_t>() * 2;
   });
   EXPECT_EQ(test::run_websd({"inspect", dir}).exit_code, 0);
+  // The default size no longer the first of the sizes listed.
   expect_one_error_line(test::run_websd({"inspect", dir, "--verify"}),
-                        {"[artifact] ", "function 'unet' takes", "model section", "width 256"});
+                        {"[artifact] ", "the model section's first size is not its width x height"});
+  // Both edited alike: the functions were built for another size.
+  test::edit_manifest(dir, [](nlohmann::json& manifest) {
+    auto& size = manifest["sections"]["model"]["sizes"][0];
+    size["width"] = size["width"].get<std::int64_t>() * 2;
+  });
+  expect_one_error_line(test::run_websd({"inspect", dir, "--verify"}),
+                        {"[artifact] ", "function 'unet' takes", "model section", "sizes 256x128"});
 }
 
 TEST(InspectVerify, EditedModelSectionMaxTokens) {

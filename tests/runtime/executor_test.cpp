@@ -300,6 +300,36 @@ TEST_P(ExecutorOnEveryDevice, ExecutorsShareWeightsImportedThroughACache) {
   expect_matches_graph_executor(run(again, kInputA), f.function, kInputA);
 }
 
+// A profiled executor whose output is copied out and downloaded through the device (as the UNet's
+// step is) is never waited on: its launch times still reach the profile, at its next submit or
+// when it is polled.
+TEST_P(ExecutorOnEveryDevice, TimesOfSubmitsNobodyWaitedOnReachTheProfile) {
+  const auto f = websd::test::launch_test_function();
+  const std::unique_ptr<Device> owned = make_device();
+  Executor executor(*owned, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  OpProfile profile;
+  executor.set_profile(&profile);
+  BufferCache outputs(*owned);
+  const auto calls = [&] {
+    std::int64_t total = 0;
+    for (const auto& [key, totals] : profile.by_op) total += totals.calls;
+    return total;
+  };
+  const auto launches = static_cast<std::int64_t>(executor.launch_list().launches.size());
+  executor.set_input(0, HostTensor(kInputShape, kInputA));
+  executor.submit();
+  const BufferPtr first = executor.copy_output(0, outputs);
+  owned->wait();
+  executor.submit();  // takes the first submit's times
+  EXPECT_EQ(calls(), launches);
+  const BufferPtr second = executor.copy_output(0, outputs);
+  owned->wait();
+  EXPECT_TRUE(executor.poll());
+  EXPECT_EQ(calls(), 2 * launches);
+}
+
 // A download is filled once the device has finished: on the deferring device a read before that
 // still holds what the caller put there, poll() runs the queued work one operation at a time, and
 // the values arrive with the last one.

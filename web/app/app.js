@@ -217,8 +217,10 @@ websd.addEventListener('progress', ({ detail }) => {
     setProgress(`reading the model from this browser's cache: ${p.done}/${p.total}`, p.done / p.total);
   } else if (p.stage === 'gpu') {
     setProgress('opening the GPU');
+  } else if (p.stage === 'verifying') {
+    setProgress('verifying the model');
   } else if (p.stage === 'kernels') {
-    setProgress('preparing the GPU kernels');
+    setProgress(`preparing the GPU kernels: ${p.done}/${p.total}`, p.done / Math.max(1, p.total));
   }
 });
 

@@ -136,9 +136,18 @@ class WebsdPage extends EventTarget {
         if (text.endsWith('\n')) console.info(`websd: ${stderr.splice(0).join('').trimEnd()}`);
       },
     });
-    this.progress({ stage: 'kernels' });
-    this.call('websd_open', 'number', ['number'], [0]);
-    await this.bridge.settled();  // every pipeline compiled
+    this.progress({ stage: 'verifying' });
+    this.call('websd_open', 'number', ['number'], [0]);  // seal, manifest and kernel files checked
+    // Every pipeline compiled: reported as they finish.
+    const kernels = () => this.progress({
+      stage: 'kernels', done: this.bridge.kernelsCreated - this.bridge.compiling, total: this.bridge.kernelsCreated });
+    kernels();
+    const ticker = setInterval(kernels, 250);
+    try {
+      await this.bridge.settled();
+    } finally {
+      clearInterval(ticker);
+    }
     this.info = JSON.parse(this.call('websd_info_json', 'string'));
     this.adapterName = this.bridge.adapterName;
     this.tier = `f32 WGSL (${manifest.sections?.model?.storage_dtype ?? 'f32'} weights)`;

@@ -67,6 +67,7 @@ export class GpuBridge {
     this.afterFlush = [];   // reads to start once the copies they wait on are submitted
     this.pending = 0;       // reads and compilations not yet delivered
     this.compiling = 0;     // kernels whose pipelines are not made yet
+    this.kernelsCreated = 0;  // kernels asked for so far (a page shows compiling progress against it)
     this.deferred = null;   // commands queued behind a run that waits on compilation (see defer)
     this.waiters = [];      // settled() promises waiting for pending == 0
     this.error = null;
@@ -174,6 +175,7 @@ export class GpuBridge {
     const handle = this.hold(kernel);
     this.pending += 1;
     this.compiling += 1;
+    this.kernelsCreated += 1;
     // A WGSL error surfaces in this scope (not as an uncaptured error), so it can name the kernel.
     this.device.pushErrorScope('validation');
     const module = this.device.createShaderModule({ code, label });

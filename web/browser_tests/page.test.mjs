@@ -170,19 +170,51 @@ test('without WebGPU the page says so', async () => {
   await plain.close();
 });
 
-test('a plain static file server serves the artifact and its page', async () => {
+// `python3 -m http.server` in `folder` on a free port while `body(url)` runs.
+async function withStaticServer(folder, body) {
   const port = 20000 + Math.floor(Math.random() * 10000);
-  const python = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', artifact],
+  const python = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', folder],
                        { stdio: 'ignore' });
   try {
     await new Promise((done) => setTimeout(done, 1000));
-    const fresh = await browser();
-    const tab = fresh.pages()[0] ?? await fresh.newPage();
-    await tab.goto(`http://127.0.0.1:${port}/index.html`);
-    const info = await tab.evaluate(() => window.websd.ready);
-    assert.deepEqual(info.sizes, [{ width: 64, height: 64 }]);
-    await fresh.close();
+    await body(`http://127.0.0.1:${port}/index.html`);
   } finally {
     python.kill();
   }
+}
+
+test('a plain static file server serves the artifact and its page, in dark mode too', async () => {
+  await withStaticServer(artifact, async (url) => {
+    const fresh = await browser();
+    const tab = fresh.pages()[0] ?? await fresh.newPage();
+    await tab.emulateMedia({ colorScheme: 'dark' });
+    await tab.goto(url);
+    // A first visit: downloads, then the kernels compile with a count.
+    await tab.waitForFunction(() => /preparing the GPU kernels: \d+\/\d+/.test(document.querySelector('#progress').textContent),
+                              null, { timeout: 120000, polling: 50 });
+    const info = await tab.evaluate(() => window.websd.ready);
+    assert.deepEqual(info.sizes, [{ width: 64, height: 64 }]);
+    await tab.waitForFunction(() => document.querySelector('#progress').textContent.startsWith('ready'));
+    await tab.screenshot({ path: `${screenshots}/desktop-dark-ready.png` });
+    await fresh.close();
+  });
+});
+
+test('an adapter below the artifact\'s limits is named with the limit', async () => {
+  const demanding = `${work}/demanding.webgpu`;
+  cpSync(artifact, demanding, { recursive: true });
+  const manifest = JSON.parse(readFileSync(`${demanding}/manifest.json`, 'utf8'));
+  manifest.sections.device_requirements = { limits: { maxStorageBufferBindingSize: 2 ** 40 }, features: [] };
+  writeFileSync(`${demanding}/manifest.json`, JSON.stringify(manifest));
+  await withStaticServer(demanding, async (url) => {
+    const fresh = await browser();
+    const tab = fresh.pages()[0] ?? await fresh.newPage();
+    await tab.goto(url);
+    await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+    const text = await tab.textContent('#message');
+    assert.match(text, /below what the model needs/);
+    assert.match(text, /maxStorageBufferBindingSize/);
+    await tab.screenshot({ path: `${screenshots}/desktop-limits.png` });
+    await fresh.close();
+  });
 });

@@ -25,7 +25,6 @@
 #include "artifact/function_signatures.h"
 #include "artifact/image_sizes.h"
 #include "backends/artifact_backend.h"
-#include "backends/artifact_model.h"
 #include "core/byte_size_text.h"
 #include "core/error.h"
 #include "pipeline/schedulers/scheduler_factory.h"
@@ -118,6 +117,23 @@ ordered_json summarise_protections(const artifact::Artifact& artifact) {
   return summary;
 }
 
+// The image sizes generate runs, the default first, as the model section lists them: shown as
+// they are (--verify judges them), none when the section holds no well-formed list or size.
+nlohmann::json summarise_sizes(const nlohmann::json* model) {
+  nlohmann::json sizes = nlohmann::json::array();
+  if (model == nullptr || !model->is_object()) return sizes;
+  const auto is_size = [](const nlohmann::json& size) {
+    return size.is_object() && size.value("width", nlohmann::json()).is_number_integer() &&
+           size.value("height", nlohmann::json()).is_number_integer();
+  };
+  const nlohmann::json listed = model->value("sizes", nlohmann::json::array({*model}));
+  if (!listed.is_array()) return sizes;
+  for (const auto& size : listed) {
+    if (is_size(size)) sizes.push_back({{"width", size.at("width")}, {"height", size.at("height")}});
+  }
+  return sizes;
+}
+
 ordered_json summarise(const artifact::Artifact& artifact) {
   const auto& manifest = artifact.manifest();
   ordered_json summary;
@@ -127,13 +143,7 @@ ordered_json summarise(const artifact::Artifact& artifact) {
   summary["websd_version"] = manifest.websd_version;
   summary["created"] = manifest.created;
   summary["sections"] = artifact.section_names();
-  // The image sizes generate runs, the default first (none listed for an artifact without a model section).
-  summary["image_sizes"] = nlohmann::json::array();
-  if (const nlohmann::json* model = artifact.section("model"); model != nullptr) {
-    for (const artifact::ImageSize& size : backends::read_artifact_model(model, artifact.dir()).sizes) {
-      summary["image_sizes"].push_back({{"width", size.width}, {"height", size.height}});
-    }
-  }
+  summary["image_sizes"] = summarise_sizes(artifact.section("model"));
   const nlohmann::json* functions = artifact.section(artifact::kFunctionsSection);
   summary["functions"] = functions == nullptr
                              ? nlohmann::json::array()
