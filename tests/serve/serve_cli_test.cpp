@@ -29,13 +29,7 @@ namespace fs = std::filesystem;
 
 // The fixture's webgpu artifact, built once by the CLI.
 const std::string& webgpu_artifact() {
-  static const std::string out = [] {
-    const std::string dir = test::make_temp_dir("serve") + "/tiny.webgpu";
-    const auto built = test::run_websd(
-        {"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu", "--out", dir});
-    EXPECT_EQ(built.exit_code, 0) << built.err;
-    return dir;
-  }();
+  static const std::string out = test::build_webgpu_fixture_artifact("tiny.webgpu");
   return out;
 }
 

@@ -74,4 +74,14 @@ CommandResult run_websd(const std::vector<std::string>& args, const std::string&
   return result;
 }
 
+std::string build_webgpu_fixture_artifact(const std::string& name, const std::vector<std::string>& extra) {
+  const std::string dir = make_temp_dir("webgpu-fixture") + "/" + name;
+  std::vector<std::string> args = {"build", "--model", fixture_path("tiny-sd15/model"), "--target", "webgpu",
+                                   "--out", dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult built = run_websd(args);
+  if (built.exit_code != 0) throw std::runtime_error("websd build --target webgpu failed: " + built.err);
+  return dir;
+}
+
 }  // namespace websd::test

@@ -21,5 +21,8 @@ std::string websd_binary();
 // a command still running after it is killed and reported as timed_out: for inputs that could hang.
 CommandResult run_websd(const std::vector<std::string>& args, const std::string& stdin_text = "",
                         std::chrono::milliseconds deadline = {});
+// `websd build --model <fixture tiny-sd15> --target webgpu --out <a new temporary folder>/<name>
+// <extra>`; the artifact's folder. Throws std::runtime_error with websd's stderr when it fails.
+std::string build_webgpu_fixture_artifact(const std::string& name, const std::vector<std::string>& extra = {});
 
 }  // namespace websd::test

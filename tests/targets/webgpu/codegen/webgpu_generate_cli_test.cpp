@@ -26,13 +26,7 @@ namespace fs = std::filesystem;
 
 // The fixture's webgpu artifact, built once by the CLI at the model's size and at 64x64.
 const std::string& webgpu_artifact() {
-  static const std::string out = [] {
-    const std::string dir = test::make_temp_dir("webgpu-cli") + "/art";
-    const auto built = test::run_websd({"build", "--model", test::fixture_path("tiny-sd15/model"), "--target", "webgpu",
-                                        "--out", dir, "--size", "128x128", "--size", "64x64"});
-    EXPECT_EQ(built.exit_code, 0) << built.err;
-    return dir;
-  }();
+  static const std::string out = test::build_webgpu_fixture_artifact("art", {"--size", "128x128", "--size", "64x64"});
   return out;
 }
 
