@@ -402,12 +402,18 @@ std::vector<std::string> ArtifactBackend::function_names() const {
 }
 
 double ArtifactBackend::run_function_once(const std::string& symbol) {
-  runtime::Executor& executor = state_->executor(symbol);
-  runtime::set_sample_inputs(executor);
   const auto start = std::chrono::steady_clock::now();
-  executor.submit();
-  executor.wait();
+  submit_function_once(symbol);
+  finish_function(symbol);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+void ArtifactBackend::submit_function_once(const std::string& symbol) {
+  runtime::Executor& executor = state_->executor(symbol);
+  runtime::set_sample_inputs(executor);
+  executor.submit();
+}
+
+void ArtifactBackend::finish_function(const std::string& symbol) { state_->executor(symbol).wait(); }
 
 }  // namespace websd::backends

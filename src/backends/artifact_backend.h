@@ -108,6 +108,10 @@ class ArtifactBackend final : public DiffusionBackend {
   // Runs function `symbol` on inputs of its own signature filled with deterministic values; for
   // `websd profile` and benchmarks. Returns the wall seconds of the run.
   double run_function_once(const std::string& symbol);
+  // The same in halves, for a caller that awaits the device in between (the WebAssembly runtime):
+  // submit, then finish once the device has done the work (finish throws if it has not).
+  void submit_function_once(const std::string& symbol);
+  void finish_function(const std::string& symbol);
   // Times every launch of later calls into `profile` (nullptr stops).
   void set_profile(runtime::OpProfile* profile);
   // Adds the times of calls whose outputs were downloaded through the device (not waited on by

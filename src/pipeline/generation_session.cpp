@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "pipeline/denoised_preview.h"
 #include "pipeline/finite_check.h"
 #include "pipeline/guidance.h"
 #include "pipeline/image_tensor.h"
@@ -133,6 +134,7 @@ int GenerationSession::start_image(int index) {
   const ModelInfo& info = backend_.info();
   index_ = index;
   event_.image = index;
+  preview_ = HostTensor{};
   generator_.emplace(params.seed + static_cast<std::uint64_t>(index));
   scheduler_.set_timesteps(params.steps);  // a fresh run: multistep history and step counter cleared
   if (distribution_) {
@@ -176,6 +178,9 @@ void GenerationSession::finish_step() {
       prediction,
       "the UNet's prediction at step " + std::to_string(step_ + 1) + " of " + std::to_string(timesteps_.size()),
       kCheckWeightsHint);
+  // The step's position in the scheduler's schedule: img2img runs its last timesteps_.size().
+  const std::size_t position = scheduler_.timesteps().size() - timesteps_.size() + step_;
+  preview_ = denoised_preview(scheduler_, position, prediction, latents_);
   latents_ = scheduler_.step(prediction, timesteps_[step_], latents_, *generator_);
   step_ += 1;
   event_.step = static_cast<int>(step_);

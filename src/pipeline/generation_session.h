@@ -81,6 +81,9 @@ class GenerationSession {
   // submit_step, then finish_step when a step was submitted.
   bool step();
   int steps_done() const { return static_cast<int>(step_); }
+  // The clean latents (x0, scaled as the UNet's) that the last finished step's prediction points
+  // to, for live previews (denoised_preview.h); empty before the image's first step.
+  const HostTensor& preview_latents() const { return preview_; }
   // How the images are decoded (whole or in tiles): decided by the first submit_prepare, from the
   // request's vae_tiling and the memory available (vae_decode_plan.h).
   const VaeDecodePlan& decode_plan() const { return decode_plan_; }
@@ -112,13 +115,13 @@ class GenerationSession {
   std::optional<DeviceTensor> context_;  // on the device, for every step of every image
   std::optional<LatentDistribution> distribution_;
   VaeDecodePlan decode_plan_;
-  bool prepared_ = false;
   // The image in progress.
   std::optional<TorchGenerator> generator_;
   int index_ = -1;
   std::vector<double> timesteps_;
   std::size_t step_ = 0;
   HostTensor latents_;
+  HostTensor preview_;
   Part pending_part_ = Part::kNone;
   // The submitted part's outputs: the context, the init image's mean and logvar, the step's
   // prediction or the image's RGBA.

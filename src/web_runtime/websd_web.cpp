@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backends/artifact_backend.h"
 #include "backends/artifact_model.h"
@@ -53,6 +54,7 @@ struct Runtime {
   std::string profile_json;
   std::optional<NetworkCall> call;
   std::string call_shape;
+  std::string function;  // websd_function_submit's, until websd_function_finish
   std::optional<ClipTokenizer> tokenizer;
   std::unique_ptr<ProgressPrinter> printer;
   std::unique_ptr<Run> run;
@@ -267,6 +269,8 @@ EMSCRIPTEN_KEEPALIVE const char* websd_progress_json() {
                 {"images", rt.run->session->image_count()},
                 {"step", rt.run->session->steps_done()},
                 {"steps", rt.run->steps}};
+    const HostTensor& preview = rt.run->session->preview_latents();
+    if (!preview.data.empty()) progress["preview_shape"] = preview.shape;
   }
   rt.progress_json = progress.dump();
   return rt.progress_json.c_str();
@@ -307,6 +311,13 @@ EMSCRIPTEN_KEEPALIVE int websd_image_rgb_bytes() {
 EMSCRIPTEN_KEEPALIVE const float* websd_image_latents() {
   const Runtime& rt = web_state();
   return rt.run && rt.run->ready ? rt.run->ready->latents.data.data() : nullptr;
+}
+
+EMSCRIPTEN_KEEPALIVE const float* websd_preview_latents() {
+  const Runtime& rt = web_state();
+  if (!rt.run || !rt.run->session) return nullptr;
+  const HostTensor& preview = rt.run->session->preview_latents();
+  return preview.data.empty() ? nullptr : preview.data.data();
 }
 
 EMSCRIPTEN_KEEPALIVE int websd_network_submit(const char* network, const char* inputs_path, double timestep) {
@@ -354,6 +365,37 @@ EMSCRIPTEN_KEEPALIVE int websd_network_finish(const char* output_path) {
 }
 
 EMSCRIPTEN_KEEPALIVE const char* websd_network_shape() { return web_state().call_shape.c_str(); }
+
+EMSCRIPTEN_KEEPALIVE int websd_function_submit(const char* symbol) {
+  return guarded(
+      [&] {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_function_submit before websd_open");
+        if (!rt.function.empty()) throw Error("web", "websd_function_submit while " + rt.function + " runs");
+        const std::vector<std::string> names = rt.backend->function_names();
+        if (std::find(names.begin(), names.end(), symbol) == names.end()) {
+          std::string list;
+          for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+          throw Error("web", rt.artifact_dir + " has no function '" + symbol + "' (it has: " + list + ")");
+        }
+        rt.backend->submit_function_once(symbol);
+        rt.function = symbol;
+        return 0;
+      },
+      -1);
+}
+
+EMSCRIPTEN_KEEPALIVE int websd_function_finish() {
+  return guarded(
+      [] {
+        Runtime& rt = web_state();
+        if (rt.function.empty()) throw Error("web", "websd_function_finish without a submitted function");
+        const std::string symbol = std::exchange(rt.function, std::string());
+        rt.backend->finish_function(symbol);
+        return 0;
+      },
+      -1);
+}
 
 EMSCRIPTEN_KEEPALIVE int websd_profile_start() {
   return guarded(

@@ -14,11 +14,18 @@
 //   loop: r = websd_advance()      1: a part is submitted (websd_part() names it): await the
 //                                  bridge, call again; 2: an image is ready (websd_image_*);
 //                                  0: the run is done; -1: failed (websd_error())
+//                                  websd_progress_json(): image, step, steps and, once a step
+//                                  is finished, "preview_shape" of websd_preview_latents(): the
+//                                  x0 that step predicts ([1, C, h, w] float32, scaled as the
+//                                  UNet's; valid until the next call), for live previews
 //
 // One network alone, for conformance tests: websd_network_submit(network, inputs.safetensors,
 // timestep) with network "text" (input "ids", as float values), "unet" ("sample", "context") or
 // "vae_decode" ("latents"); await the bridge; websd_network_finish(out_path) writes the output's
 // float32 values (its shape: websd_network_shape(), JSON).
+//
+// One function alone on inputs of its signature (deterministic sample values), for `websd profile`:
+// websd_function_submit(symbol); await the bridge; websd_function_finish().
 //
 // Profiles: websd_profile_start() before a run times every launch from GPU timestamps (adapters
 // with 'timestamp-query', each launch in its own compute pass); websd_profile_json() gives
@@ -49,9 +56,12 @@ const char* websd_image_json();
 const std::uint8_t* websd_image_rgb();
 int websd_image_rgb_bytes();
 const float* websd_image_latents();
+const float* websd_preview_latents();
 int websd_network_submit(const char* network, const char* inputs_path, double timestep);
 int websd_network_finish(const char* output_path);
 const char* websd_network_shape();
+int websd_function_submit(const char* symbol);
+int websd_function_finish();
 int websd_profile_start();
 const char* websd_profile_json();
 const char* websd_error();

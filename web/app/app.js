@@ -35,7 +35,7 @@ function explain(error) {
     case 'limits':
       return { text: `This GPU is below what the model needs: ${detail}. A GPU with more memory, or a smaller model, is needed.` };
     case 'download':
-      return { text: `A download failed (${detail}). The files received so far are kept.`, retry: 'Resume the download' };
+      return { text: `A download failed (${detail}). What was received is kept.`, retry: 'Resume the download', resume: true };
     case 'checksum':
       return { text: `A downloaded file is damaged or from another version of the model (${detail}). It was not kept.`,
                retry: 'Download it again' };
@@ -55,12 +55,19 @@ function explain(error) {
 
 function showMessage(error) {
   const message = $('message');
-  const { text, retry, smaller } = explain(error);
+  const { text, retry, resume, smaller } = explain(error);
   message.replaceChildren(text);
   if (retry) {
     const button = document.createElement('button');
     button.textContent = retry;
-    button.addEventListener('click', () => location.reload());
+    button.addEventListener('click', () => {
+      if (!resume) {
+        location.reload();
+        return;
+      }
+      message.hidden = true;
+      whenReady(websd.retry());
+    });
     message.append(button);
   }
   if (smaller) {
@@ -168,6 +175,11 @@ async function generate() {
       prompt: settings.prompt, negativePrompt: settings['negative-prompt'], scheduler: settings.scheduler,
       steps: Number(settings.steps), guidance: Number(settings.guidance), seed: settings.seed,
       width: Number(settings.width), height: Number(settings.height), initImage, strength: Number(settings.strength),
+      previewCanvas: $('preview'),
+      onPreview: () => {
+        $('preview').hidden = false;
+        $('output').replaceChildren();
+      },
       onProgress: (p) => {
         if (p.stage === 'step') {
           setProgress(`step ${p.step}/${p.steps}, ${p.secondsPerStep.toFixed(2)} s/step, about ${Math.ceil(p.etaSeconds)} s left`, p.step / p.steps);
@@ -268,17 +280,21 @@ $('clear-cache').addEventListener('click', async () => {
 });
 for (const id of FIELDS) $(id).addEventListener('change', saveSettings);
 
+function whenReady(ready) {
+  ready.then((info) => {
+    fillChoices(info);
+    restoreSettings();
+    $('adapter').textContent = websd.adapterName;
+    $('tier').textContent = websd.tier;
+    $('generate').disabled = false;
+    setProgress(`ready: ${info.model} (loaded in ${websd.loadTimings.total_s.toFixed(1)} s)`);
+    showCacheSize();
+  }, (error) => {
+    setProgress('not available');
+    showMessage(error);
+    showCacheSize();
+  });
+}
+
 showPicker();
-websd.ready.then((info) => {
-  fillChoices(info);
-  restoreSettings();
-  $('adapter').textContent = websd.adapterName;
-  $('tier').textContent = websd.tier;
-  $('generate').disabled = false;
-  setProgress(`ready: ${info.model} (loaded in ${websd.loadTimings.total_s.toFixed(1)} s)`);
-  showCacheSize();
-}, (error) => {
-  setProgress('not available');
-  showMessage(error);
-  showCacheSize();
-});
+whenReady(websd.ready);

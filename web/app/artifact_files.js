@@ -7,6 +7,10 @@
 
 export const CACHE_NAME = 'websd-artifact-files-v1';
 
+// Bytes received of downloads that broke off, by URL: a retry asks for the rest with a Range
+// request (a server that answers 200 instead of 206 sends the whole file again).
+const partialDownloads = new Map();
+
 // What a failed step of loading says to the page: `kind` picks the message the page shows.
 export class LoadError extends Error {
   constructor(kind, message, details = {}) {
@@ -36,20 +40,12 @@ function neededFiles(manifest, index) {
   return [...files, ...shards];
 }
 
-// Reads `response`'s body, reporting bytes as they arrive.
-async function readWithProgress(response, onBytes) {
-  if (!response.body) return new Uint8Array(await response.arrayBuffer());
-  const reader = response.body.getReader();
-  const chunks = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    received += value.length;
-    onBytes(value.length);
-  }
-  const bytes = new Uint8Array(received);
+function megabytes(bytes) {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function concatenate(chunks) {
+  const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
@@ -58,9 +54,60 @@ async function readWithProgress(response, onBytes) {
   return bytes;
 }
 
+// Downloads `url` (`bytes` long), resuming a download of it that broke off; reports bytes as they
+// arrive. A connection that fails or ends early keeps what came for the next try.
+async function download(url, path, bytes, onBytes) {
+  const partial = partialDownloads.get(url) ?? { chunks: [], received: 0 };
+  partialDownloads.delete(url);
+  let response;
+  try {
+    const headers = partial.received > 0 ? { Range: `bytes=${partial.received}-` } : {};
+    response = await fetch(url, { cache: 'no-store', headers });
+  } catch (error) {
+    partialDownloads.set(url, partial);
+    throw new LoadError('download', `downloading ${path} failed: ${error.message}`, { path });
+  }
+  if (!response.ok) {
+    partialDownloads.set(url, partial);
+    throw new LoadError('download', `downloading ${path} failed: HTTP ${response.status}`, { path });
+  }
+  const resumed = response.status === 206 && partial.received > 0;
+  const chunks = resumed ? partial.chunks : [];
+  let received = resumed ? partial.received : 0;
+  if (resumed) onBytes(0, received);
+  const keep = () => partialDownloads.set(url, { chunks, received });
+  try {
+    if (!response.body) {
+      const all = new Uint8Array(await response.arrayBuffer());
+      chunks.push(all);
+      received += all.length;
+      onBytes(all.length, received);
+    } else {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        received += value.length;
+        onBytes(value.length, received);
+      }
+    }
+  } catch (error) {
+    keep();
+    throw new LoadError('download', `downloading ${path} broke off after ${megabytes(received)} of ${megabytes(bytes)}: ${error.message}`, { path });
+  }
+  if (received < bytes) {
+    keep();
+    throw new LoadError('download', `downloading ${path} broke off after ${megabytes(received)} of ${megabytes(bytes)}`, { path });
+  }
+  return { data: concatenate(chunks), resumedAt: resumed ? partial.received : 0 };
+}
+
 // Loads the artifact at `base` (a URL ending in '/'). onProgress({stage, done, total, bytesDone,
 // bytesTotal, bytesPerSecond}) reports downloads ('downloading') and cache reads ('cached').
-// Returns { files: Map(path -> Uint8Array), manifest, downloaded (count of files fetched) }.
+// Returns { files: Map(path -> Uint8Array), manifest, downloaded (count of files fetched),
+// resumed (of those, how many continued a download that broke off) }. A failed download throws
+// LoadError 'download'; calling again resumes it.
 export async function loadArtifactFiles(base, onProgress = () => {}) {
   const manifestFile = await fetchJson(new URL('manifest.json', base));
   const manifest = manifestFile.json;
@@ -75,6 +122,7 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
   const bytesTotal = needed.reduce((sum, file) => sum + file.bytes, 0);
   let bytesDone = 0;
   let downloaded = 0;
+  let resumed = 0;
   const started = performance.now();
   const report = (stage, done) => onProgress({
     stage, done, total: needed.length, bytesDone, bytesTotal,
@@ -94,17 +142,12 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
       }
       await cache.delete(key);  // damaged: fetched again below
     }
-    let response;
-    try {
-      response = await fetch(key, { cache: 'no-store' });
-    } catch (error) {
-      throw new LoadError('download', `downloading ${path} failed: ${error.message}`, { path });
-    }
-    if (!response.ok) throw new LoadError('download', `downloading ${path} failed: HTTP ${response.status}`, { path });
-    const data = await readWithProgress(response, (n) => {
-      bytesDone += n;
+    const fileStart = bytesDone;
+    const { data, resumedAt } = await download(key, path, bytes, (n, received) => {
+      bytesDone = fileStart + received;
       report('downloading', i);
     });
+    if (resumedAt) resumed += 1;
     const digest = hex(await crypto.subtle.digest('SHA-256', data));
     if (data.length !== bytes || digest !== sha256) {
       throw new LoadError('checksum', `${path} does not match the artifact's manifest (its SHA-256 is ${digest}, ` +
@@ -124,7 +167,7 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
     downloaded += 1;
     report('downloading', i + 1);
   }
-  return { files, manifest, downloaded };
+  return { files, manifest, downloaded, resumed };
 }
 
 // Bytes kept by this page's file cache, and the storage estimate (usage, quota) where offered.

@@ -2,8 +2,11 @@
 //
 //   await window.websd.ready;                       // files loaded (cached), GPU opened, kernels compiled
 //   const image = await window.websd.generate({ prompt, negativePrompt, scheduler, steps, guidance,
-//     seed, width, height, initImage, strength, onProgress });
+//     seed, width, height, initImage, strength, onProgress, previewCanvas, onPreview });
 //   // -> { width, height, rgba: Uint8ClampedArray, png: Blob, parameters, seed, timings }
+//   // previewCanvas (optional): drawn after every step with what the step predicts, mapped to
+//   // colours on the GPU (latent_preview.js); onPreview({ step }) follows each drawing, and
+//   // window.websd.readPreview() gives the last one's pixels and latents.
 //   window.websd.cancel();                          // a running generate() rejects with kind 'cancelled'
 //
 // The artifact is the folder this page was served from. The WebAssembly runtime
@@ -14,6 +17,7 @@
 
 import { GpuBridge } from '../runtime/bridge/websd_gpu.mjs';
 import { LoadError, loadArtifactFiles } from './artifact_files.js';
+import { LatentPreview } from './latent_preview.js';
 import { pngWithParameters } from './png_text.js';
 
 export class WebsdError extends Error {
@@ -91,6 +95,7 @@ class WebsdPage extends EventTarget {
     this.busy = false;
     this.cancelled = false;
     this.loadTimings = {};
+    this.preview = null;  // { canvas, drawer: LatentPreview, latents, step } of the last preview drawn
     this.ready = this.load().catch((error) => {
       throw classify(error);
     });
@@ -111,12 +116,16 @@ class WebsdPage extends EventTarget {
   async load() {
     const started = performance.now();
     if (!navigator.gpu) throw new WebsdError('no-webgpu', 'navigator.gpu is missing');
-    const { files, manifest, downloaded } = await loadArtifactFiles(this.base, (p) => this.progress({ stage: p.stage, ...p }));
+    const { files, manifest, downloaded, resumed } = await loadArtifactFiles(this.base, (p) => this.progress({ stage: p.stage, ...p }));
     this.downloaded = downloaded;
+    this.resumed = resumed;
     const filesLoaded = performance.now();
     this.progress({ stage: 'gpu' });
     const listed = new Map((manifest.sections?.files ?? []).map(({ path, bytes }) => [path, bytes]));
     this.bridge = await GpuBridge.create(navigator.gpu, requirements(manifest));
+    this.bridge.device.lost.then((info) => {
+      this.lost = info;
+    });
     await loadScript(new URL('runtime/websd_web.js', this.base).href);
     const stderr = [];
     this.module = await globalThis.createWebsd({
@@ -156,16 +165,50 @@ class WebsdPage extends EventTarget {
     return this.info;
   }
 
+  // Draws the x0 of the step finished last (its shape: run.preview_shape) into `canvas`.
+  drawPreview(canvas, run, onPreview) {
+    const [, channels, height, width] = run.preview_shape;
+    if (channels !== 4 || this.preview?.step === run.step) return;
+    if (this.preview?.canvas !== canvas) this.preview = { canvas, drawer: new LatentPreview(this.bridge.device, canvas) };
+    const pointer = this.call('websd_preview_latents');
+    if (!pointer) return;
+    const latents = new Float32Array(this.module.HEAPU8.buffer.slice(pointer, pointer + 4 * channels * height * width));
+    const preview = this.preview;
+    Object.assign(preview, { latents, step: run.step });
+    // One after another: they share the drawer's buffers.
+    preview.drawn = (preview.drawn ?? Promise.resolve()).then(() => preview.drawer.draw(latents, height, width)).then(
+      () => onPreview({ step: run.step }), (error) => console.warn(`websd: the preview failed: ${error.message}`));
+  }
+
+  // The last preview: its step, the latents drawn and the RGBA the GPU made of them.
+  readPreview() {
+    if (!this.preview?.latents) return null;
+    const { step, latents, drawer } = this.preview;
+    return { step, latents, ...drawer.last };
+  }
+
+  // After a load that failed before the GPU was opened (a download broke off): loads again,
+  // resuming that download; what was verified and cached is not fetched again. The new `ready`.
+  retry() {
+    if (this.module || this.bridge) return Promise.reject(new WebsdError('request', 'only a failed download can be retried; reload the page'));
+    this.ready = this.load().catch((error) => {
+      throw classify(error);
+    });
+    return this.ready;
+  }
+
   cancel() {
     if (this.busy) this.cancelled = true;
   }
 
   async generate({ prompt = '', negativePrompt = '', scheduler = '', steps = 20, guidance = 7.5, seed, width = 0,
-                   height = 0, initImage = null, strength = 0.75, onProgress = () => {} } = {}) {
+                   height = 0, initImage = null, strength = 0.75, onProgress = () => {}, previewCanvas = null,
+                   onPreview = () => {} } = {}) {
     await this.ready;
     if (this.busy) throw new WebsdError('request', 'an image is being made already');
     this.busy = true;
     this.cancelled = false;
+    if (this.preview) this.preview.step = null;
     const started = performance.now();
     const timings = { prepare_s: 0, steps_s: [], decode_s: 0 };
     try {
@@ -205,6 +248,8 @@ class WebsdPage extends EventTarget {
         }
         const part = this.call('websd_part', 'string');
         const run = JSON.parse(this.call('websd_progress_json', 'string'));
+        // Not awaited: its read-back waits for the part just submitted, and the progress should not.
+        if (previewCanvas && run.preview_shape) this.drawPreview(previewCanvas, run, onPreview);
         if (part === 'prepare') onProgress({ stage: initImage ? 'encoding the prompt and the image' : 'encoding the prompt' });
         if (part === 'decode') onProgress({ stage: 'decoding', step: run.steps, steps: run.steps });
         await this.bridge.settled();
@@ -218,11 +263,14 @@ class WebsdPage extends EventTarget {
           onProgress({ stage: 'step', step: done, steps: run.steps, secondsPerStep: perStep, etaSeconds: perStep * (run.steps - done) });
         }
       }
+      await this.preview?.drawn;
       timings.total_s = (performance.now() - started) / 1000;
       const png = await pngWithParameters(result.rgba, result.width, result.height, result.parameters);
       return { width: result.width, height: result.height, rgba: result.rgba, png, parameters: result.parameters,
                seed: result.seed, timings };
     } catch (error) {
+      // Whatever a call on a lost device says, the loss is the story.
+      if (this.lost) throw new WebsdError('device-lost', `the GPU device was lost: ${String(this.lost.message || this.lost.reason).replace(/\.$/, '')}`);
       throw classify(error);
     } finally {
       this.busy = false;

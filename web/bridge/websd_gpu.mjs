@@ -74,7 +74,7 @@ export class GpuBridge {
     this.stagingPool = new Map();  // bytes -> idle MAP_READ buffers
     this.liveBytes = 0;
     this.peakBytes = 0;
-    device.addEventListener?.('uncapturederror', (event) => this.fail(`GPU error: ${event.error.message}`));
+    device.addEventListener?.('uncapturederror', (event) => this.fail(gpuErrorMessage(event.error)));
     device.lost?.then((info) => {
       if (info.reason !== 'destroyed') this.fail(`the GPU device was lost: ${info.message}`);
     });
@@ -337,6 +337,14 @@ export class GpuBridge {
     this.throwError();
   }
 
+  // settled(), then until the GPU has finished all the work submitted (settled() alone returns at
+  // once when nothing is read back): for timing work whose outputs stay on the GPU.
+  async idle() {
+    await this.settled();
+    await this.device.queue.onSubmittedWorkDone();
+    this.throwError();
+  }
+
   destroy() {
     this.device.destroy();
   }
@@ -427,6 +435,13 @@ export class GpuBridge {
     this.error = null;
     throw error;
   }
+}
+
+// An uncaptured GPU error as the bridge reports it: running out of memory is named so (a page
+// offers a smaller size for it), anything else is a GPU error with the device's message.
+export function gpuErrorMessage(error) {
+  if (error?.constructor?.name === 'GPUOutOfMemoryError') return `the GPU is out of memory: ${error.message}`;
+  return `GPU error: ${error?.message}`;
 }
 
 function alignUp(value, alignment) {

@@ -1,8 +1,10 @@
 // The page in headless Chromium (SwiftShader's WebGPU), served by `websd serve` from a webgpu
 // artifact of the fixture model at 64x64: window.websd.generate gives the native CLI's image for
-// two schedulers and for img2img, the button gives the same, a reload downloads no file again,
-// and a browser without WebGPU, a damaged download and a stop each get their sentence. A plain
-// static file server serves the page too. Screenshots land in WEBSD_SCREENSHOTS.
+// two schedulers and for img2img, the button gives the same, a live preview follows every step, a
+// reload downloads no file again, a download that broke off resumes, and a browser without WebGPU,
+// a damaged download, a stop, a lost device, a full quota and an adapter below the artifact's
+// limits each get their sentence. A plain static file server serves the page too. Screenshots
+// land in WEBSD_SCREENSHOTS.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
@@ -80,6 +82,45 @@ test('img2img through generate() gives the native image', async () => {
   assert.ok(worstLevels(fromPage.rgb, expected.rgb) <= 2, `${worstLevels(fromPage.rgb, expected.rgb)} levels`);
 });
 
+// The float32 tensor `name` of a safetensors file.
+function safetensorsTensor(bytes, name) {
+  const headerBytes = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerBytes).toString('utf8'));
+  const [begin, end] = header[name].data_offsets;
+  const data = bytes.subarray(8 + headerBytes + begin, 8 + headerBytes + end);
+  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
+}
+
+test('a live preview after every step: the GPU maps what the step predicts to colours', async () => {
+  const steps = 2;
+  const seen = await page.evaluate(async (steps) => {
+    const canvas = document.getElementById('preview');
+    const drawn = [];
+    await window.websd.generate({ prompt: 'a red cube', scheduler: 'euler', steps, seed: 11, width: 64, height: 64, previewCanvas: canvas,
+                                  onPreview: ({ step }) => drawn.push(step) });
+    const { step, latents, width, height, rgba } = await window.websd.readPreview();
+    const { latentPreviewOnCpu } = await import('./app/latent_preview.js');
+    return { drawn, step, width, height, latents: [...latents], rgba: [...rgba], cpu: [...latentPreviewOnCpu(latents, height, width)] };
+  }, steps);
+  assert.deepEqual(seen.drawn, [1, 2], 'one preview per step');
+  assert.equal(seen.step, steps, 'the last preview is of the last step');
+  assert.deepEqual([seen.width, seen.height], [8, 8], 'one preview pixel per latent pixel');
+  let worst = 0;
+  for (let i = 0; i < seen.rgba.length; ++i) worst = Math.max(worst, Math.abs(seen.rgba[i] - seen.cpu[i]));
+  assert.ok(worst <= 1, `the GPU's preview is ${worst} levels from the same mapping on the CPU`);
+  assert.ok(new Set(seen.rgba).size > 4, 'the preview is not flat');
+  // Euler's last step lands on the x0 it predicts: the last preview shows the final latents.
+  const out = `${work}/preview.png`;
+  const saved = `${work}/preview-latents.safetensors`;
+  runWebsd(['generate', '--model', model, '--width', '64', '--height', '64', '--prompt', 'a red cube', '--scheduler', 'euler',
+            '--steps', String(steps), '--seed', '11', '--out', out, '--save-latents', saved, '--force']);
+  const final = safetensorsTensor(readFileSync(saved), 'latents');
+  let far = 0;
+  for (let i = 0; i < final.length; ++i) far = Math.max(far, Math.abs(final[i] - seen.latents[i]));
+  assert.ok(far < 2e-2, `the last preview's latents are ${far} from the CLI's final latents`);
+  console.log(`# preview: ${seen.drawn.length} drawn, GPU vs CPU mapping ${worst} levels, last x0 vs CLI latents ${far.toExponential(2)}`);
+});
+
 test('the Generate button gives the same image, with progress, the gallery and timings', async () => {
   await page.fill('#prompt', 'a red cube');
   await page.fill('#negative-prompt', 'blurry');
@@ -131,7 +172,9 @@ test('a reload reads every file from the browser cache: nothing is downloaded ag
 test('Stop cancels between steps and says so', async () => {
   await page.fill('#steps', '4');
   await page.click('#generate');
-  await page.waitForFunction(() => /step 1\/4/.test(document.querySelector('#progress').textContent), null, { timeout: 150000 });
+  // The preview of step 1 shows while later steps run.
+  await page.waitForSelector('#preview:not([hidden])', { timeout: 150000 });
+  await page.screenshot({ path: `${screenshots}/desktop-during-preview.png` });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${screenshots}/phone-during.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -158,6 +201,62 @@ test('a damaged file is refused with a sentence and not kept', async () => {
   await tab.screenshot({ path: `${screenshots}/desktop-damaged.png` });
   await fresh.close();
   assert.equal(await other.stop(), 0);
+});
+
+test('a download that broke off resumes where it stopped', async () => {
+  const fresh = await browser();
+  const tab = fresh.pages()[0] ?? await fresh.newPage();
+  let cut = null;
+  // The first weight shard arrives half-way, as when a connection drops.
+  await tab.route('**/weights/shard*', async (route) => {
+    const response = await route.fetch();
+    const body = await response.body();
+    cut = { url: route.request().url(), sent: Math.floor(body.length / 2), bytes: body.length };
+    await route.fulfill({ status: 200, contentType: 'application/octet-stream', body: body.subarray(0, cut.sent) });
+    await tab.unroute('**/weights/shard*');
+  });
+  await tab.goto(server.url);
+  await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  assert.match(await tab.textContent('#message'), /A download failed \(downloading weights\/shard.* broke off after [\d.]+ MB of [\d.]+ MB\)/);
+  await tab.screenshot({ path: `${screenshots}/desktop-download-failed.png` });
+  const ranges = [];
+  tab.on('request', (request) => {
+    if (request.url() === cut.url) ranges.push(request.headers().range ?? 'none');
+  });
+  await tab.click('#message button');
+  await tab.waitForFunction(() => document.querySelector('#progress').textContent.startsWith('ready'), null, { timeout: 120000 });
+  assert.deepEqual(ranges, [`bytes=${cut.sent}-`], 'the rest of the shard, and only it, was asked for');
+  assert.equal(await tab.evaluate(() => window.websd.resumed), 1);
+  console.log(`# resumed ${cut.url.split('/').pop().split('?')[0]} at byte ${cut.sent} of ${cut.bytes}`);
+  await fresh.close();
+});
+
+test('a lost GPU device and a full storage quota each get their sentence', async () => {
+  const fresh = await browser();
+  // Every cache write fails as when the site's storage quota is used up.
+  await fresh.addInitScript(() => {
+    Cache.prototype.put = () => Promise.reject(new DOMException('the quota has been exceeded', 'QuotaExceededError'));
+  });
+  const tab = fresh.pages()[0] ?? await fresh.newPage();
+  await tab.goto(server.url);
+  await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  assert.match(await tab.textContent('#message'), /no room left to keep the model.*clear this page's cache/);
+  await tab.screenshot({ path: `${screenshots}/desktop-quota.png` });
+  await fresh.close();
+
+  const other = await browser();
+  const second = other.pages()[0] ?? await other.newPage();
+  await second.goto(server.url);
+  await second.evaluate(() => window.websd.ready);
+  await second.evaluate(() => window.websd.bridge.device.destroy());
+  await second.fill('#steps', '1');
+  await second.click('#generate');
+  await second.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  const text = await second.textContent('#message');
+  assert.match(text, /The GPU ran out of memory or was reset \(the GPU device was lost/);
+  assert.match(text, /Reload the model/);
+  await second.screenshot({ path: `${screenshots}/desktop-device-lost.png` });
+  await other.close();
 });
 
 test('without WebGPU the page says so', async () => {
@@ -196,6 +295,10 @@ test('a plain static file server serves the artifact and its page, in dark mode 
     assert.deepEqual(info.sizes, [{ width: 64, height: 64 }]);
     await tab.waitForFunction(() => document.querySelector('#progress').textContent.startsWith('ready'));
     await tab.screenshot({ path: `${screenshots}/desktop-dark-ready.png` });
+    // The cache holds the model; Clear empties it.
+    await tab.waitForFunction(() => /^[1-9][0-9.]* MB/.test(document.querySelector('#cache-size').textContent));
+    await tab.click('#clear-cache');
+    await tab.waitForFunction(() => document.querySelector('#cache-size').textContent.startsWith('0.0 MB'));
     await fresh.close();
   });
 });

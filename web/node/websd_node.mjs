@@ -6,6 +6,9 @@
 //                                                           # latents as image-<i>.latents.f32
 //   node websd_node.mjs bench ART REQUEST.json              # timings as one JSON line
 //   node websd_node.mjs profile ART REQUEST.json            # per-kernel GPU times as one JSON line
+//   node websd_node.mjs function ART REQUEST.json           # one function ({"function", "runs"}) on
+//                                                           # sample inputs: a warm-up, then timed runs
+//                                                           # with per-kernel GPU times
 //   node websd_node.mjs network ART NAME INPUTS.safetensors TIMESTEP OUT.f32 [NAME INPUTS ...]
 //                                            # networks alone (text, unet, vae_decode), for
 //                                            # conformance: each output's float32 values in its OUT
@@ -120,6 +123,36 @@ async function runNetworks(artifact, jobs) {
   bridge.destroy();
 }
 
+// One function on sample inputs: a warm-up run (weights uploaded), then `runs` runs timed from
+// submit to the GPU's completion, each launch timed on the GPU where the adapter offers it.
+async function runFunction(artifact, requestPath) {
+  const { function: symbol, runs } = JSON.parse(readFileSync(requestPath, 'utf8'));
+  const bridge = await createBridge(artifact, true);
+  const module = await loadRuntime(bridge, artifact);
+  call(module, 'websd_open', 'number', ['number'], [0]);
+  await settle(bridge);
+  const once = async () => {
+    const start = performance.now();
+    call(module, 'websd_function_submit', 'number', ['string'], [symbol]);
+    await bridge.idle();  // the outputs stay on the GPU: nothing is read back to wait for
+    call(module, 'websd_function_finish', 'number');
+    return (performance.now() - start) / 1000;
+  };
+  process.stderr.write(`websd profile: ${symbol}: warm-up run\n`);
+  const warmup = await once();
+  const timed = bridge.canTime();
+  if (timed) call(module, 'websd_profile_start', 'number');
+  const seconds = [];
+  for (let run = 0; run < runs; ++run) {
+    seconds.push(await once());
+    process.stderr.write(`websd profile: run ${run + 1}/${runs}\n`);
+  }
+  const ops = timed ? JSON.parse(module.ccall('websd_profile_json', 'string', [], [])) : [];
+  process.stdout.write(JSON.stringify({ function: { adapter: bridge.adapterName, timed, warmup_s: warmup, run_s: seconds, ops } }) + '\n');
+  module.ccall('websd_close', null, [], []);
+  bridge.destroy();
+}
+
 async function run(mode, artifact, requestPath, outDir) {
   const started = performance.now();
   // An init image or init latents travel as files beside the request (names relative to it).
@@ -193,15 +226,16 @@ async function run(mode, artifact, requestPath, outDir) {
 
 const args = process.argv.slice(2);
 const [mode, artifact, requestPath, outDir] = args;
-const usable = mode === 'network' ? args.length >= 6 && (args.length - 2) % 4 === 0 : ['generate', 'bench', 'profile'].includes(mode) && artifact &&
+const usable = mode === 'network' ? args.length >= 6 && (args.length - 2) % 4 === 0 : ['generate', 'bench', 'profile', 'function'].includes(mode) && artifact &&
     requestPath && (mode !== 'generate' || outDir);
 if (!usable) {
-  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench|profile ART REQUEST.json |\n' +
+  process.stderr.write('usage: node websd_node.mjs generate ART REQUEST.json OUT_DIR | bench|profile|function ART REQUEST.json |\n' +
                        '       network ART NAME INPUTS.safetensors TIMESTEP OUT.f32 [NAME INPUTS TIMESTEP OUT ...]\n');
   process.exit(2);
 }
 try {
   if (mode === 'network') await runNetworks(artifact, args.slice(2));
+  else if (mode === 'function') await runFunction(artifact, requestPath);
   else await run(mode, artifact, requestPath, outDir);
   process.exit(0);
 } catch (error) {

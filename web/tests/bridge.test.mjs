@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { GpuBridge, missingCapability } from '../bridge/websd_gpu.mjs';
+import { GpuBridge, gpuErrorMessage, missingCapability } from '../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../node/node_gpu.mjs';
 
 // out[i] = a[i] * scale + b[i], with scale and n in a uniform block.
@@ -210,4 +210,12 @@ test('a timed run delivers each launch\'s GPU seconds and the same results', asy
   } finally {
     timed.destroy();
   }
+});
+
+test('running out of GPU memory is named so; other uncaptured errors are GPU errors', () => {
+  class GPUOutOfMemoryError { constructor(message) { this.message = message; } }
+  class GPUValidationError { constructor(message) { this.message = message; } }
+  assert.equal(gpuErrorMessage(new GPUOutOfMemoryError('allocation of 4 GiB failed')),
+               'the GPU is out of memory: allocation of 4 GiB failed');
+  assert.equal(gpuErrorMessage(new GPUValidationError('bad binding')), 'GPU error: bad binding');
 });

@@ -2,7 +2,9 @@
 // runs one function of a compiled artifact N times (after one warm-up run that allocates its arena
 // and touches its weights) and prints a per-kernel table: kernel, operand shapes, total ms per run,
 // percent of the run's wall time, calls per run, GFLOP/s, sorted by time. The rows plus the time
-// between launches (input checks, output copies) add up to the measured wall time.
+// between launches (input checks, output copies) add up to the measured wall time. A webgpu
+// artifact runs under Node (webgpu_node_runner.h): its kernels are timed with GPU timestamps, each
+// launch in a compute pass of its own, and the wall time runs from submit to the GPU's completion.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +20,8 @@
 #include "app/command_registry.h"
 #include "app/number_ranges.h"
 #include "app/webgpu_node_runner.h"
+#include "artifact/artifact.h"
+#include "artifact/function_signatures.h"
 #include "backends/artifact_backend.h"
 #include "core/error.h"
 #include "runtime/op_profile.h"
@@ -41,30 +45,83 @@ struct Row {
   double flops = 0;
 };
 
-void run_profile(const ProfileOptions& options) {
-  if (is_webgpu_artifact(options.artifact)) {
-    throw Error("profile", options.artifact +
-                               " is a webgpu artifact: its kernels are timed on the GPU by websd bench --artifact " +
-                               options.artifact + " --profile");
-  }
-  backends::ArtifactBackend backend(options.artifact, options.access.access());
-  const std::vector<std::string> functions = backend.function_names();
-  if (std::find(functions.begin(), functions.end(), options.function) == functions.end()) {
-    std::string names;
-    for (const auto& name : functions) names += (names.empty() ? "" : ", ") + name;
-    throw Error("profile", options.artifact + " has no function '" + options.function + "' (it has: " + names + ")");
-  }
-  std::cerr << "websd profile: " << options.function << ": warm-up run\n";
-  const double warmup = backend.run_function_once(options.function);
-  runtime::OpProfile profile;
-  backend.set_profile(&profile);
+// What one function's runs measured: the warm-up's and the mean timed run's wall seconds, and
+// every launch's time summed over the timed runs.
+struct Measured {
+  double warmup = 0;
   double wall = 0;
+  runtime::OpProfile profile;
+  std::string device;  // the GPU adapter; empty on the CPU
+};
+
+void require_function(const std::vector<std::string>& functions, const ProfileOptions& options) {
+  if (std::find(functions.begin(), functions.end(), options.function) != functions.end()) return;
+  std::string names;
+  for (const auto& name : functions) names += (names.empty() ? "" : ", ") + name;
+  throw Error("profile", options.artifact + " has no function '" + options.function + "' (it has: " + names + ")");
+}
+
+Measured measure_native(const ProfileOptions& options) {
+  backends::ArtifactBackend backend(options.artifact, options.access.access());
+  require_function(backend.function_names(), options);
+  Measured measured;
+  std::cerr << "websd profile: " << options.function << ": warm-up run\n";
+  measured.warmup = backend.run_function_once(options.function);
+  backend.set_profile(&measured.profile);
   for (int run = 0; run < options.runs; ++run) {
-    wall += backend.run_function_once(options.function);
+    measured.wall += backend.run_function_once(options.function);
     std::cerr << "websd profile: run " << run + 1 << "/" << options.runs << "\n";
   }
   backend.set_profile(nullptr);
-  wall /= options.runs;
+  measured.wall /= options.runs;
+  return measured;
+}
+
+Measured measure_webgpu(const ProfileOptions& options) {
+  if (options.access.given()) {
+    throw Error("profile",
+                options.artifact + " is a webgpu artifact: --key-file and --trust-key are not available for it yet");
+  }
+  const artifact::Artifact artifact =
+      artifact::Artifact::open(options.artifact, artifact::ArtifactOpenOptions::for_target("webgpu"));
+  std::vector<std::string> functions;
+  if (const nlohmann::json* section = artifact.section(artifact::kFunctionsSection)) {
+    for (const artifact::FunctionSignature& signature :
+         artifact::parse_functions_section(*section, artifact.dir() + "/" + std::string(artifact::kManifestFileName))) {
+      functions.push_back(signature.symbol);
+    }
+  }
+  std::sort(functions.begin(), functions.end());
+  require_function(functions, options);
+  Measured measured;
+  bool timed = false;
+  run_webgpu_node("profile", "function", options.artifact, {{"function", options.function}, {"runs", options.runs}},
+                  [&](const nlohmann::json& line) {
+                    const nlohmann::json& result = line.at("function");
+                    measured.device = result.at("adapter").get<std::string>();
+                    timed = result.at("timed").get<bool>();
+                    measured.warmup = result.at("warmup_s").get<double>();
+                    for (const double seconds : result.at("run_s").get<std::vector<double>>()) measured.wall += seconds;
+                    for (const nlohmann::json& op : result.at("ops")) {
+                      runtime::OpTotals& totals = measured.profile.by_op[op.at("key").get<std::string>()];
+                      totals.seconds += op.at("seconds").get<double>();
+                      totals.calls += op.at("calls").get<std::int64_t>();
+                      totals.flops += op.at("flops").get<double>();
+                    }
+                  });
+  if (measured.device.empty()) throw Error("profile", "the webgpu runner reported no timings");
+  if (!timed) {
+    throw Error("profile", measured.device + " offers no 'timestamp-query': its kernels cannot be timed one by one");
+  }
+  measured.wall /= options.runs;
+  return measured;
+}
+
+void run_profile(const ProfileOptions& options) {
+  const Measured measured = is_webgpu_artifact(options.artifact) ? measure_webgpu(options) : measure_native(options);
+  const runtime::OpProfile& profile = measured.profile;
+  const double warmup = measured.warmup;
+  const double wall = measured.wall;
 
   std::vector<Row> rows;
   double kernels_ms = 0;
@@ -83,6 +140,7 @@ void run_profile(const ProfileOptions& options) {
   if (options.json) {
     nlohmann::json out = {{"artifact", options.artifact},
                           {"function", options.function},
+                          {"device", measured.device.empty() ? "cpu" : measured.device},
                           {"runs", options.runs},
                           {"warmup_ms", warmup * 1e3},
                           {"wall_ms", wall_ms},
@@ -102,6 +160,9 @@ void run_profile(const ProfileOptions& options) {
   }
   std::printf("%s: %s, %d runs after a warm-up of %.1f ms; wall %.1f ms per run\n", options.artifact.c_str(),
               options.function.c_str(), options.runs, warmup * 1e3, wall_ms);
+  if (!measured.device.empty()) {
+    std::printf("WebGPU adapter %s (GPU timestamps, a compute pass per launch)\n", measured.device.c_str());
+  }
   std::printf("%10s %7s %6s %8s  %-28s %s\n", "ms/run", "%", "calls", "GFLOP/s", "kernel", "shapes");
   const std::size_t shown = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(options.top));
   double rest_ms = 0, rest_calls = 0;

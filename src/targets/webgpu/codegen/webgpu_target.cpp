@@ -146,7 +146,8 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
       {"app/app.js", web + "/app/app.js"},
       {"app/websd.js", web + "/app/websd.js"},
       {"app/artifact_files.js", web + "/app/artifact_files.js"},
-      {"app/png_text.js", web + "/app/png_text.js"}};
+      {"app/png_text.js", web + "/app/png_text.js"},
+      {"app/latent_preview.js", web + "/app/latent_preview.js"}};
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;
   for (const auto& [path, source] : sources) {
     std::ifstream stream(source, std::ios::binary);

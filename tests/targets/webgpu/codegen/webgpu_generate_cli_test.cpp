@@ -1,6 +1,6 @@
 // The webgpu target end to end, as a user runs it (issue 20, parts 3 to 6): `websd build --target
 // webgpu` on the fixture model (two sizes), then `websd generate --artifact` (txt2img, img2img and
-// init latents, against diffusers and the CPU) and `websd bench --artifact`,
+// init latents, against diffusers and the CPU), `websd bench --artifact` and `websd profile`,
 // which hand the artifact to its own WebAssembly runtime and the WebGPU bridge under Node (Dawn on
 // SwiftShader here, the GPU where there is one). The seeded txt2img rows of the fixture must come
 // out within 4e-3 max abs of diffusers' images (about one 8-bit level; the PNG rounds to bytes),
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "io/json_file.h"
 #include "io/png_file.h"
@@ -196,12 +197,39 @@ TEST(WebGpuGenerate, AnArtifactSignedByAnUntrustedKeyIsRefused) {
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
 }
 
-TEST(WebGpuProfile, PointsToBenchProfileForAWebGpuArtifact) {
-  const auto result = test::run_websd({"profile", "--artifact", webgpu_artifact(), "--function", "unet"});
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.err.find("is a webgpu artifact: its kernels are timed on the GPU by websd bench --artifact"),
-            std::string::npos)
-      << result.err;
+TEST(WebGpuProfile, TimesEveryLaunchOfOneFunctionOnTheGpu) {
+  const auto result =
+      test::run_websd({"profile", "--artifact", webgpu_artifact(), "--function", "clip", "--runs", "2", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report.at("function"), "clip");
+  EXPECT_NE(report.at("device"), "cpu");
+  std::set<std::string> kernels;
+  double calls = 0, kernels_ms = 0;
+  for (const nlohmann::json& row : report.at("kernels")) {
+    kernels.insert(row.at("kernel").get<std::string>());
+    calls += row.at("calls").get<double>();
+    kernels_ms += row.at("ms").get<double>();
+    EXPECT_GT(row.at("ms").get<double>(), 0.0) << row;
+  }
+  EXPECT_TRUE(kernels.count("matmul") && kernels.count("layer_norm")) << report;
+  // Every launch of the text encoder, once per run (the manifest's count).
+  // (A two-size manifest is past json_read_file's cap for hand-written files: parsed directly.)
+  std::ifstream manifest_file(webgpu_artifact() + "/manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  std::uint64_t launches = 0;
+  for (const nlohmann::json& function : manifest.at("sections").at("functions")) {
+    if (function.at("symbol") == "clip") launches = function.at("launches").get<std::uint64_t>();
+  }
+  EXPECT_EQ(calls, static_cast<double>(launches));
+  EXPECT_NEAR(report.at("kernels_ms").get<double>(), kernels_ms, 1e-6 * kernels_ms);
+  EXPECT_GT(report.at("wall_ms").get<double>(), 0.0);
+}
+
+TEST(WebGpuProfile, AnUnknownFunctionIsNamedBeforeNodeStarts) {
+  const auto result = test::run_websd({"profile", "--artifact", webgpu_artifact(), "--function", "nope"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("has no function 'nope' (it has: clip, clip_b1,"), std::string::npos) << result.err;
 }
 
 TEST(WebGpuGenerate, NoAdapterIsOneClearErrorAndNoImage) {
