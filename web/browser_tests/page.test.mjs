@@ -1,13 +1,13 @@
 // The page in headless Chromium (SwiftShader's WebGPU), served by `websd serve` from a webgpu
 // artifact of the fixture model at 64x64: window.websd.generate gives the native CLI's image for
 // two schedulers and for img2img, the button gives the same, a live preview follows every step, a
-// reload downloads no file again, a download that broke off resumes, and a browser without WebGPU,
-// a damaged download, a stop, a lost device, a full quota and an adapter below the artifact's
-// limits each get their sentence. A plain static file server serves the page too. Screenshots
-// land in WEBSD_SCREENSHOTS.
+// reload downloads no file again, an updated artifact only the files that changed (no shard), a
+// download that broke off resumes, and a browser without WebGPU, a damaged download, a stop, a
+// lost device, a full quota and an adapter below the artifact's limits each get their sentence. A
+// plain static file server serves the page too. Screenshots land in WEBSD_SCREENSHOTS.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { browser, decodePng, fixtures, runWebsd, screenshots, serve, temp, worstLevels } from './harness.mjs';
 
@@ -299,6 +299,34 @@ test('a plain static file server serves the artifact and its page, in dark mode 
     await tab.waitForFunction(() => /^[1-9][0-9.]* MB/.test(document.querySelector('#cache-size').textContent));
     await tab.click('#clear-cache');
     await tab.waitForFunction(() => document.querySelector('#cache-size').textContent.startsWith('0.0 MB'));
+    await fresh.close();
+  });
+});
+
+test('an updated artifact downloads only the files that changed', async () => {
+  const site = `${work}/site`;
+  mkdirSync(site);
+  runWebsd(['build', '--model', model, '--target', 'webgpu', '--size', '64x64', '--out', `${site}/m`]);
+  await withStaticServer(site, async (root) => {
+    const url = root.replace(/index\.html$/, 'm/index.html');
+    const fresh = await browser();
+    const tab = fresh.pages()[0] ?? await fresh.newPage();
+    await tab.goto(url);
+    await tab.evaluate(() => window.websd.ready);
+    // The same model rebuilt with a second size: new kernels and manifest, the same weight shards.
+    runWebsd(['build', '--model', model, '--target', 'webgpu', '--size', '64x64', '--size', '128x128', '--out', `${site}/m`,
+              '--force']);
+    const fetched = [];
+    const listener = (request) => fetched.push(new URL(request.url()).pathname);
+    tab.on('request', listener);
+    await tab.reload();
+    const info = await tab.evaluate(() => window.websd.ready);
+    tab.off('request', listener);
+    assert.equal(info.sizes.length, 2, 'the page runs the updated artifact');
+    assert.deepEqual(fetched.filter((path) => path.includes('/weights/shard')), [], 'no weight shard downloaded again');
+    const downloaded = await tab.evaluate(() => window.websd.downloaded);
+    assert.ok(downloaded > 0, 'the new kernels were downloaded');
+    console.log(`# updated artifact: ${downloaded} changed files downloaded, no shard`);
     await fresh.close();
   });
 });
