@@ -137,6 +137,7 @@ function addToGallery(image, settings) {
   button.append(img);
   button.addEventListener('click', () => {
     restoreSettings({ ...settings, seed: image.seed });
+    saveSettings();
     showImage(image, img.src);
   });
   item.append(button);

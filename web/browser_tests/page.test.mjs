@@ -147,6 +147,14 @@ test('the Generate button gives the same image, with progress, the gallery and t
   assert.ok(worstLevels(rgbOfRgba(rgba), expected.rgb) <= 2);
   assert.ok((await page.locator('#gallery li').count()) >= 1);
   assert.match(await page.textContent('#timings'), /64x64, seed 7: .* s\/step/);
+  assert.match(await page.textContent('#adapter'), /swiftshader/i);
+  assert.match(await page.textContent('#tier'), /f32 WGSL/);
+  // A gallery image restores the parameters it was made with.
+  await page.fill('#seed', '999');
+  await page.fill('#prompt', 'something else');
+  await page.click('#gallery li:first-child button');
+  assert.equal(await page.inputValue('#seed'), '7');
+  assert.equal(await page.inputValue('#prompt'), 'a red cube');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${screenshots}/phone-after.png`, fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -163,6 +171,8 @@ test('a reload reads every file from the browser cache: nothing is downloaded ag
   page.off('request', listener);
   const again = fetched.filter((path) => path.includes('/weights/shard') || path.includes('/kernels/') || path.endsWith('.wasm'));
   assert.deepEqual(again, [], `downloaded again: ${again.join(', ')}`);
+  assert.equal(await page.inputValue('#prompt'), 'a red cube', 'the settings are kept across the reload');
+  assert.equal(await page.inputValue('#scheduler'), 'euler');
   console.log(`# cached reload ready in ${seconds.toFixed(1)} s; requests: ${fetched.length}`);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${screenshots}/phone-ready.png`, fullPage: true });
@@ -171,7 +181,7 @@ test('a reload reads every file from the browser cache: nothing is downloaded ag
 
 test('Stop cancels between steps and says so', async () => {
   await page.fill('#steps', '4');
-  await page.click('#generate');
+  await page.keyboard.press('Control+Enter');  // the shortcut starts it
   // The preview of step 1 shows while later steps run.
   await page.waitForSelector('#preview:not([hidden])', { timeout: 150000 });
   await page.screenshot({ path: `${screenshots}/desktop-during-preview.png` });
