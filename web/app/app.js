@@ -40,7 +40,7 @@ function explain(error) {
       return { text: `A downloaded file is damaged or from another version of the model (${detail}). It was not kept.`,
                retry: 'Download it again' };
     case 'quota':
-      return { text: 'The browser has no room left to keep the model. Free space: clear this page\'s cache below, or ' +
+      return { text: `The browser has no room left to keep the model (${detail}). Free space: clear this page's cache below, or ` +
                      'other sites\' data in the browser settings, then retry.', retry: 'Retry' };
     case 'device-lost':
     case 'out-of-memory':

@@ -158,7 +158,7 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
         await cache.put(key, new Response(data, { headers: { 'Content-Type': 'application/octet-stream' } }));
       } catch (error) {
         if (error.name === 'QuotaExceededError') {
-          throw new LoadError('quota', `the browser's storage quota is exceeded while keeping ${path}`, { path, bytesTotal });
+          throw new LoadError('quota', `keeping ${path}: the model needs ${megabytes(bytesTotal)} of storage`, { path, bytesTotal });
         }
         throw error;
       }

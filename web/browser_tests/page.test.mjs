@@ -250,7 +250,7 @@ test('a lost GPU device and a full storage quota each get their sentence', async
   const tab = fresh.pages()[0] ?? await fresh.newPage();
   await tab.goto(server.url);
   await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
-  assert.match(await tab.textContent('#message'), /no room left to keep the model.*clear this page's cache/);
+  assert.match(await tab.textContent('#message'), /no room left to keep the model \(keeping .*: the model needs [\d.]+ MB of storage\)\. Free space: clear this page's cache/);
   await tab.screenshot({ path: `${screenshots}/desktop-quota.png` });
   await fresh.close();
 
