@@ -1,7 +1,9 @@
 // The JavaScript half of the wasm runtime's host access (web_host_imports.h): emscripten links it
 // into websd_web (--js-library). The embedder puts on the module
 //   websdFiles: { describe: 'where the artifact is', size(path) -> number of bytes or null,
-//                 read(path) -> Uint8Array }   (synchronous: a page fetches and verifies first)
+//                 read(path) -> Uint8Array,   (synchronous: a page fetches and verifies first)
+//                 readInto(path, target) -> bytes read (optional: fills `target`, a view of
+//                 the runtime's memory, without an intermediate copy) }
 //   websdStderr(text)                          (optional: where progress and messages go)
 // A JS exception never unwinds into wasm: its message is kept for websd_host_error_take.
 // Written in plain ES5-style functions: emscripten 3.1.6 preprocesses library files as text.
@@ -45,9 +47,18 @@ mergeInto(LibraryManager.library, {
   websd_files_read__deps: ['$websdHost'],
   websd_files_read: function(path, pointer, bytes) {
     try {
-      var data = websdHost.files().read(UTF8ToString(path));
+      var files = websdHost.files();
+      var target = HEAPU8.subarray(pointer >>> 0, (pointer >>> 0) + bytes);
+      // readInto (optional) fills the runtime's memory directly: a host that reads files (Node)
+      // then holds no second copy of each shard until its garbage collector runs.
+      if (files.readInto) {
+        var got = files.readInto(UTF8ToString(path), target);
+        if (got !== bytes) throw new Error('read ' + got + ' bytes, expected ' + bytes);
+        return 0;
+      }
+      var data = files.read(UTF8ToString(path));
       if (data.length !== bytes) throw new Error('read ' + data.length + ' bytes, expected ' + bytes);
-      HEAPU8.set(data, pointer >>> 0);
+      target.set(data);
       return 0;
     } catch (e) {
       websdHost.keep(e);

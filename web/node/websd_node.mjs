@@ -20,7 +20,7 @@
 // and errors go to standard error, and a failure exits with status 1 and one line "websd: ...".
 // Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
 // awaits the GPU between its calls, as a page does.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -69,6 +69,22 @@ function folderFiles(artifact) {
       return existsSync(full) ? statSync(full).size : null;
     },
     read: (path) => readFileSync(inside(path)),
+    // Straight into the runtime's memory: a 2 GB model read through read() would leave its
+    // shards' Buffers to the garbage collector, which a synchronous upload loop gives no turn.
+    readInto(path, target) {
+      const fd = openSync(inside(path), 'r');
+      try {
+        let done = 0;
+        while (done < target.length) {
+          const got = readSync(fd, target, done, target.length - done, done);
+          if (got === 0) break;
+          done += got;
+        }
+        return done;
+      } finally {
+        closeSync(fd);
+      }
+    },
   };
 }
 
