@@ -42,7 +42,9 @@ export async function serve(args) {
     return {
       url: line.split(' ')[1],
       port,
+      // A server that already exited has its status now: waiting for an 'exit' event would hang.
       stop: () => new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode);
         child.on('exit', (code) => done(code));
         child.kill('SIGINT');
       }),
@@ -59,6 +61,9 @@ export async function browser({ webgpu = true } = {}) {
                 '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`, '--remote-debugging-pipe',
                 '--no-proxy-server'];
   if (webgpu) args.push('--enable-unsafe-webgpu');
+  // The start page, as Playwright's own arguments give it: without one Chromium opens its new-tab
+  // page, whose late navigation interrupts the test's first page.goto.
+  args.push('about:blank');
   return chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     ignoreDefaultArgs: true,
