@@ -98,6 +98,7 @@ struct ExecutorCache {
 
   compiler::ComponentWeights* weights = nullptr;
   CachedNetworkWeights* cached = nullptr;  // the prepared-weight cache, when the backend uses one
+  DType compute = DType::kF32;             // what convolutions compute in (PassListHooks::compute)
   runtime::Device* device = nullptr;
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
@@ -118,6 +119,7 @@ struct ExecutorCache {
     std::vector<passes::WeightRecipe> recipes;
     compiler::PassListHooks hooks;
     hooks.tuning_db = tuning_db;
+    hooks.compute = compute;
     hooks.on_recipes = [&](const std::string&, const std::vector<passes::WeightRecipe>& made) {
       recipes.insert(recipes.end(), made.begin(), made.end());
     };
@@ -315,6 +317,13 @@ TuningCoverage CheckpointBackend::tuning_coverage() const {
 void CheckpointBackend::use_weight_cache(std::shared_ptr<PreparedWeightCache> cache) {
   if (executor_count() > 0) throw Error("engine", "use_weight_cache after the backend's first call");
   state_->use_weight_cache(std::move(cache));
+}
+
+void CheckpointBackend::compute_convolutions_in(DType compute) {
+  for (ExecutorCache* cache : state_->caches()) {
+    if (!cache->compiled.empty()) throw Error("engine", "compute_convolutions_in after a network was compiled");
+  }
+  for (ExecutorCache* cache : state_->caches()) cache->compute = compute;
 }
 
 bool CheckpointBackend::uses_weight_cache() const { return state_->clip_cached != nullptr; }

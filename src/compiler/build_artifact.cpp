@@ -193,6 +193,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   std::map<std::string, std::map<std::string, passes::WeightRecipe>> recipes;  // by symbol, then weight name
   PassListHooks hooks;
   hooks.tuning_db = options.tuning_db;
+  hooks.compute = options.compute;
   hooks.on_recipes = [&](const std::string& symbol, const std::vector<passes::WeightRecipe>& made) {
     for (const auto& recipe : made) recipes[symbol][recipe.name] = recipe;
   };

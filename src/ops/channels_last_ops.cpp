@@ -13,6 +13,11 @@ std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, con
   const std::int64_t stride = attrs.get_int("stride", 1, "conv2d_nhwc");
   const std::int64_t padding = attrs.get_int("padding", 0, "conv2d_nhwc");
   if (stride < 1 || padding < 0) op_type_error("stride must be >= 1 and padding >= 0");
+  if (attrs.has("compute")) {
+    const std::string& compute = attrs.get_string("compute", "conv2d_nhwc");
+    if (compute != "f32" && compute != "bf16")
+      op_type_error("compute must be \"f32\" or \"bf16\", got \"" + compute + "\"");
+  }
   const auto& x = in[0].shape;
   const auto& w = in[1].shape;
   if (x[3] != w[1]) {
@@ -36,7 +41,8 @@ std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, con
 void register_channels_last_ops(OpSink& sink) {
   sink.add({"conv2d_nhwc", 3, 4, kTraitNone, infer_conv2d_nhwc,
             "conv2d on NHWC activations (OIHW weight, bias), plus the 4th input when given (residual add); "
-            "attrs stride, padding"});
+            "attrs stride, padding, compute (\"f32\" or \"bf16\": the type activations and weights enter the "
+            "convolution in, accumulating in f32; absent: f32)"});
 
   sink.add({"group_norm_nhwc", 3, 3, kTraitNone,
             [](const std::vector<TensorType>& in, const Attrs& attrs) {

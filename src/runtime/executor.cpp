@@ -211,6 +211,12 @@ void Executor::bind_values() {
         break;
       case Placement::kWeight: {
         DeviceBuffer* buffer = weights_[static_cast<std::size_t>(value.index)].get();
+        // A packed weight is its kernel's opaque bytes (padded, or narrower than its type, as a
+        // bf16 convolution's): the device checks what its kernel reads (Device::bind).
+        if (!list_.weights[value.index].layout.empty()) {
+          ranges[v] = {buffer, 0, buffer->bytes()};
+          break;
+        }
         if (bytes > buffer->bytes()) {
           throw Error("artifact", list_.symbol + ": value " + std::to_string(v) + " " + value.type.to_string() +
                                       " is larger than weight '" + list_.weights[value.index].name + "' as imported");

@@ -18,6 +18,7 @@
 
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
+#include "app/cpu_compute_options.h"
 #include "app/model_options.h"
 #include "app/number_ranges.h"
 #include "app/openmp_policy.h"
@@ -55,6 +56,7 @@ struct BenchOptions {
   bool profile = false;
   std::string tuning_db;
   WeightCacheOptions weight_cache;
+  CpuComputeOptions compute;
   VaeTiling vae_tiling;
 };
 
@@ -374,6 +376,9 @@ void run_bench(const BenchOptions& options) {
   if (!options.tuning_db.empty() && options.model.model.empty() && !options.artifact.empty()) {
     throw Error("bench", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
   }
+  if (options.compute.given && options.model.model.empty() && !options.artifact.empty()) {
+    throw Error("bench", "--dtype applies to --model; an artifact computes as it was built (websd build --dtype)");
+  }
   if (options.access.given() && options.artifact.empty()) {
     throw Error("bench", "--key-file and --trust-key apply to an --artifact only");
   }
@@ -393,6 +398,7 @@ void run_bench(const BenchOptions& options) {
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
     backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork,
                                         tuning_db ? &*tuning_db : nullptr);
+    backend.compute_convolutions_in(cpu_compute_dtype(options.compute.dtype, "bench"));
     if (auto cache = open_weight_cache(options.weight_cache, "bench")) backend.use_weight_cache(std::move(cache));
     result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
     result.open_peak_rss = peak_rss_bytes();
@@ -469,6 +475,7 @@ const bool registered = register_command(
        command.add_option("--tuning-db", options->tuning_db,
                           "tuning database from `websd tune`: kernels with a record use its parameters");
        add_weight_cache_option(command, options->weight_cache);
+       add_cpu_compute_option(command, options->compute);
        add_vae_tiling_options(command, options->vae_tiling);
        command.callback([options] { run_bench(*options); });
      }});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/command_registry.h"
+#include "app/cpu_compute_options.h"
 #include "app/model_options.h"
 #include "app/number_ranges.h"
 #include "artifact/image_sizes.h"
@@ -90,6 +91,8 @@ void run_build(const BuildCommandOptions& options) {
   std::vector<OutputPath> outputs = {{"--out", options.out, true, options.force}};
   if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true, options.force});
   check_outputs("build", outputs, inputs);
+  // On the cpu target bf16 storage also means bf16 convolutions, where this CPU has them.
+  if (target.name() == "cpu" && build.storage == DType::kBF16) build.compute = cpu_compute_dtype("bf16", "build");
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
   }
@@ -123,7 +126,11 @@ const bool registered = register_command(
                          "diffusers model folder or single-file .safetensors (default: the built-in demo model)");
        command.add_option("--target", options->target, target_help())->required();
        command.add_option("--out", options->out, "artifact directory to write")->required();
-       command.add_option("--dtype", options->dtype, "weight storage: f32, f16 or bf16")->capture_default_str();
+       command
+           .add_option("--dtype", options->dtype,
+                       "weight storage: f32, f16 or bf16 (on the cpu target bf16 also makes convolutions compute in "
+                       "bf16 where the CPU has it)")
+           ->capture_default_str();
        command.add_option("--size", options->sizes,
                           "image size WxH the artifact runs, repeatable: one artifact holds every size given, "
                           "sharing one copy of the weights; the first is its default (default: the model's size)");

@@ -24,6 +24,7 @@
 
 #include "app/artifact_options.h"
 #include "app/command_registry.h"
+#include "app/cpu_compute_options.h"
 #include "app/model_options.h"
 #include "app/number_ranges.h"
 #include "app/prompt_file.h"
@@ -70,6 +71,7 @@ struct GenerateOptions {
   bool force = false;
   std::string tuning_db;
   WeightCacheOptions weight_cache;
+  CpuComputeOptions compute;
   VaeTiling vae_tiling;
 };
 
@@ -159,6 +161,9 @@ void check_options(const GenerateOptions& options) {
   }
   if (!options.tuning_db.empty() && !options.artifact.empty()) {
     throw Error("generate", "--tuning-db applies to --model; an artifact's kernels were tuned when it was built");
+  }
+  if (options.compute.given && !options.artifact.empty()) {
+    throw Error("generate", "--dtype applies to --model; an artifact computes as it was built (websd build --dtype)");
   }
   if (!options.model.model.empty() && !fs::exists(options.model.model)) {
     throw Error("generate",
@@ -342,6 +347,7 @@ void run_generate(GenerateOptions options) {
                                                                      : checkpoint->scheduler_config_origin();
     auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
                                                                tuning_db ? &*tuning_db : nullptr);
+    graph->compute_convolutions_in(cpu_compute_dtype(options.compute.dtype, "generate"));
     if (auto cache = open_weight_cache(options.weight_cache, "generate")) graph->use_weight_cache(std::move(cache));
     graph_backend = graph.get();
     backend_owner = std::move(graph);
@@ -433,6 +439,7 @@ void add_options(CLI::App& command, GenerateOptions& options) {
   command.add_option("--tuning-db", options.tuning_db,
                      "Tuning database (JSON lines, from `websd tune`): kernels with a record use its parameters");
   add_weight_cache_option(command, options.weight_cache);
+  add_cpu_compute_option(command, options.compute);
   add_vae_tiling_options(command, options.vae_tiling);
 }
 

@@ -125,7 +125,8 @@ ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, 
                       attrs.get_int("padding", 0, "conv2d_nhwc"),
                       true,
                       inputs.size() == 4,  // the residual is accumulated into
-                      ConvLayout::kNhwc};
+                      ConvLayout::kNhwc,
+                      attrs.has("compute") && attrs.get_string("compute", "conv2d_nhwc") == "bf16"};
 }
 
 void add_channels_last_kernels(CpuKernelTable& table) {

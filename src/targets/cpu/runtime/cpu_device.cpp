@@ -2,10 +2,12 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "core/error.h"
 #include "ops/op_registry.h"
@@ -142,6 +144,7 @@ runtime::BufferPtr CpuDevice::allocate(std::uint64_t bytes) {
 }
 
 runtime::BufferPtr CpuDevice::import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
+  if (conv_layout_reads_bf16(weight.layout)) return import_bf16_packed(weight, data);
   if (data.dtype == DType::kF32) {
     // In place: the source's owner (a mapped shard, a loaded tensor) lives as long as the buffer.
     return std::make_shared<CpuBuffer>(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), data.owner);
@@ -154,6 +157,35 @@ runtime::BufferPtr CpuDevice::import_weight(const runtime::LaunchWeight& weight,
   runtime::BufferPtr widened = allocate(count * sizeof(float));
   convert_to_f32(data.bytes.data(), data.dtype, count, reinterpret_cast<float*>(cpu_buffer(widened.get()).data()));
   return widened;
+}
+
+// A convolution weight packed for a bf16 kernel: its bf16 bytes are used in place (a --dtype bf16
+// artifact's mapped shard), f32 or f16 values (a checkpoint's, packed in the same element order)
+// are narrowed to bf16 once.
+runtime::BufferPtr CpuDevice::import_bf16_packed(const runtime::LaunchWeight& weight,
+                                                 const runtime::WeightBytes& data) {
+  if (data.dtype == DType::kBF16) {
+    return std::make_shared<CpuBuffer>(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), data.owner);
+  }
+  if (data.dtype != DType::kF32 && data.dtype != DType::kF16) {
+    throw Error("artifact", "weight '" + weight.name + "' is stored as " + dtype_lower_name(data.dtype) +
+                                "; its bf16 convolution reads f32, f16 or bf16 weights");
+  }
+  const std::size_t count = data.bytes.size() / dtype_size(data.dtype);
+  runtime::BufferPtr narrowed = allocate(count * sizeof(std::uint16_t));
+  auto* bits = reinterpret_cast<std::uint16_t*>(cpu_buffer(narrowed.get()).data());
+  constexpr std::size_t kSlice = 1 << 16;  // widened f16 values in slices, not a whole f32 copy
+  std::vector<float> widened(std::min(count, kSlice));
+  for (std::size_t begin = 0; begin < count; begin += kSlice) {
+    const std::size_t n = std::min(kSlice, count - begin);
+    const float* values = reinterpret_cast<const float*>(data.bytes.data()) + begin;
+    if (data.dtype == DType::kF16) {
+      convert_to_f32(data.bytes.data() + begin * sizeof(std::uint16_t), DType::kF16, n, widened.data());
+      values = widened.data();
+    }
+    for (std::size_t i = 0; i < n; ++i) bits[begin + i] = f32_to_bf16(values[i]);
+  }
+  return narrowed;
 }
 
 void CpuDevice::upload(const runtime::BufferRange& to, std::span<const std::byte> from) {

@@ -4,7 +4,8 @@
 // the entry points of a generated kernel library (kernel_library.h) opened once per file.
 //
 // Floats are stored as f32 and integers as i64 (DeviceLimits::value_dtypes); weights in f16/bf16
-// are widened once at import, f32 weights are adopted in place (the source's owner keeps them).
+// are widened once at import, f32 weights are adopted in place (the source's owner keeps them),
+// except convolution weights packed for a bf16 kernel, which are held as bf16.
 // Before a program is made, every built-in launch's operand types are checked against the op's
 // type inference and every packed convolution weight against the layout this CPU's kernel wants,
 // so an edited launch list fails at load instead of letting a kernel read past its operands.
@@ -48,6 +49,8 @@ class CpuDevice final : public runtime::Device {
   static std::byte* address(const runtime::BufferRange& range);
 
  private:
+  runtime::BufferPtr import_bf16_packed(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data);
+
   runtime::DeviceLimits limits_;
   std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by local path
 };

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "core/error.h"
@@ -18,6 +19,7 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
+constexpr auto kBf16 = memory::data_type::bf16;
 
 struct Runtime {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
@@ -29,7 +31,10 @@ Runtime& runtime() {
   return instance;
 }
 
-using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout>;
+using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool>;
+
+// The type activations and weights enter the primitive in; bias, accumulation and output are f32.
+memory::data_type compute_type(const ConvGeometry& g) { return g.bf16 ? kBf16 : kF32; }
 
 // A convolution runs either as oneDNN's convolution primitive or, as_gemm, as im2col followed by
 // oneDNN's matmul primitive over [pixels, kh*kw*C] x [kh*kw*C, O]. Descriptors are the primitive's.
@@ -85,8 +90,8 @@ ConvPlan plan_of(bool as_gemm, const typename Primitive::primitive_desc& desc) {
 ConvPlan gemm_plan(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[0] * g.y[1] * g.y[2];
   const std::int64_t reduction = g.w[1] * g.w[2] * g.w[3];
-  const memory::desc src({pixels, reduction}, kF32, Tag::ab);
-  const memory::desc weights({reduction, g.w[0]}, kF32, Tag::any);
+  const memory::desc src({pixels, reduction}, compute_type(g), Tag::ab);
+  const memory::desc weights({reduction, g.w[0]}, compute_type(g), Tag::any);
   const memory::desc dst({pixels, g.w[0]}, kF32, Tag::ab);
   const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
   const dnnl::primitive_attr attr = accumulate_attr(g);
@@ -94,12 +99,17 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   return plan_of<dnnl::matmul>(true, desc);
 }
 
+// The im2col rows [pixels, kh*kw*C] as the kernel builds them (f32); a bf16 plan reads them narrowed.
+memory::desc gemm_rows_desc(const ConvGeometry& g) {
+  return {{g.y[0] * g.y[1] * g.y[2], g.w[1] * g.w[2] * g.w[3]}, kF32, Tag::ab};
+}
+
 ConvPlan direct_plan(const ConvGeometry& g) {
   // NHWC activations are used as they are; for NCHW ones and for weights, Tag::any lets oneDNN
   // choose the layouts its fastest kernel wants.
   const Tag activations = g.layout == ConvLayout::kNhwc ? Tag::nhwc : Tag::any;
-  const memory::desc src(logical_dims(g.x, g.layout), kF32, activations);
-  const memory::desc weights(memory::dims(g.w.begin(), g.w.end()), kF32, Tag::any);
+  const memory::desc src(logical_dims(g.x, g.layout), compute_type(g), activations);
+  const memory::desc weights(memory::dims(g.w.begin(), g.w.end()), compute_type(g), Tag::any);
   const memory::desc dst(logical_dims(g.y, g.layout), kF32, activations);
   const memory::desc bias = g.bias ? memory::desc({g.w[0]}, kF32, Tag::x) : memory::desc();
   const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
@@ -118,10 +128,10 @@ ConvPlan direct_plan(const ConvGeometry& g) {
 // compact (OIhw16i16o) and transforms them per call into a transient buffer of 36 x C x O floats,
 // which is why convolutions with more than 640 x 960 channel pairs stay direct (at most ~120 MB
 // transient). It reads and writes nChw16c activations; the two reorders around it cost ~1.3 ms at
-// 2x320x64x64.
+// 2x320x64x64. oneDNN has no bf16 Winograd kernel.
 bool runs_as_winograd(const ConvGeometry& g) {
   constexpr std::int64_t kMaxChannelPairs = 640 * 960;
-  return g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
+  return !g.bf16 && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
          g.w[1] >= 16 && g.w[0] >= 16 && g.y[1] >= 16 && g.y[2] >= 16 && g.w[0] * g.w[1] <= kMaxChannelPairs;
 }
 
@@ -145,13 +155,16 @@ memory::desc plain_weight_desc(const ConvGeometry& g) {
   return {memory::dims(g.w.begin(), g.w.end()), kF32, Tag::oihw};
 }
 
-// Names the plan's weight layout; empty when that is plain OIHW. The blocking description
-// identifies a layout: strides, inner blocks and padded sizes.
+// How a bf16 weight layout's name ends its prefix ("onednn-bf16:...", "onednn-gemm-bf16:...").
+constexpr std::string_view kBf16LayoutSuffix = "-bf16";
+
+// Names the plan's weight layout; empty when that is plain OIHW f32. The blocking description
+// identifies a layout: strides, inner blocks and padded sizes; bf16 ones are marked as such.
 std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
   if (!plan.as_gemm && plan.weights == plain_weight_desc(g)) return {};
   const auto& data = plan.weights.data;
   std::ostringstream key;
-  key << (plan.as_gemm ? "onednn-gemm" : "onednn");
+  key << (plan.as_gemm ? "onednn-gemm" : "onednn") << (g.bf16 ? kBf16LayoutSuffix : "");
   for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
   for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
     key << ':' << data.format_desc.blocking.inner_blks[b] << 'x' << data.format_desc.blocking.inner_idxs[b];
@@ -179,21 +192,26 @@ thread_local ThreadScratch thread_scratch;
 const ConvPlan& plan_for(const ConvGeometry& g) {
   auto& plans = caches().plans;
   const std::lock_guard<std::mutex> lock(caches().mutex);
-  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout};
+  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16};
   const auto found = plans.find(key);
   if (found != plans.end()) return found->second;
+  if (g.bf16 && !conv_bf16_available()) {
+    throw Error("cpu",
+                "this convolution computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
+                "(AVX512-BF16 or AMX): use --dtype f32 here");
+  }
   std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
   ConvPlan plan = winograd ? std::move(*winograd) : runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
   plan.weight_layout = weight_layout_key(plan, g);
   return plans.emplace(key, std::move(plan)).first->second;
 }
 
-// Returns `user` itself when it already has layout `wanted`, else a copy reordered into `scratch`
+// Returns `user` itself when it already has layout (and type) `wanted`, else a copy reordered into `scratch`
 // (grown as needed and kept by the caller, so repeated calls do not page-fault fresh memory); with
 // `convert` false the copy is left uninitialised.
 memory to_layout(const memory& user, const memory::desc& wanted, std::vector<float>& scratch, bool convert = true) {
   if (user.get_desc() == wanted) return user;
-  scratch.resize(std::max(scratch.size(), wanted.get_size() / sizeof(float)));
+  scratch.resize(std::max(scratch.size(), (wanted.get_size() + sizeof(float) - 1) / sizeof(float)));
   memory converted(wanted, runtime().engine, scratch.data());
   if (convert) dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
   return converted;
@@ -211,9 +229,18 @@ std::vector<float> gemm_weight_rows(const ConvGeometry& g, const float* oihw) {
   return rows;
 }
 
-// The weight in the plan's layout, from plain OIHW.
-void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* oihw, float* packed) {
-  memory target(plan.weights, runtime().engine, packed);
+// The plan's weight layout holding f32 values: its element order, so narrowing each value to bf16
+// gives a bf16 plan's weight bytes (offsets and padding count elements, not bytes).
+memory::desc f32_twin(const memory::desc& desc) {
+  memory::desc twin = desc;
+  twin.data.data_type = dnnl_f32;
+  return twin;
+}
+
+// The weight from plain OIHW into `layout` (the plan's weight layout, or its f32 twin).
+void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* oihw, const memory::desc& layout,
+                      void* packed) {
+  memory target(layout, runtime().engine, packed);
   std::vector<float> rows;
   const memory user = plan.as_gemm ? memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, runtime().engine,
                                             (rows = gemm_weight_rows(g, oihw)).data())
@@ -270,6 +297,30 @@ void conv_release_caches() {
   thread_scratch = ThreadScratch{};
 }
 
+bool conv_bf16_available() {
+  // A small bf16 convolution of the kind SD runs: oneDNN makes it only where the CPU has bf16
+  // instructions (its reference kernels refuse bf16 elsewhere too).
+  static const bool available = [] {
+    try {
+      const memory::desc src({1, 32, 8, 8}, kBf16, Tag::nhwc);
+      const memory::desc weights({32, 32, 3, 3}, kBf16, Tag::any);
+      const memory::desc dst({1, 32, 8, 8}, kF32, Tag::nhwc);
+      const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, weights, dst, {1, 1}, {1, 1}, {1, 1});
+      const dnnl::convolution_forward::primitive_desc desc(op, runtime().engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+bool conv_layout_reads_bf16(const std::string& layout) {
+  const std::string_view prefix = std::string_view(layout).substr(0, layout.find(':'));
+  return prefix.starts_with("onednn") && prefix.ends_with(kBf16LayoutSuffix);
+}
+
 std::string conv_weight_layout(const ConvGeometry& geometry) {
   return with_onednn_errors(geometry, [&] { return plan_for(geometry).weight_layout; });
 }
@@ -277,8 +328,9 @@ std::string conv_weight_layout(const ConvGeometry& geometry) {
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw) {
   return with_onednn_errors(geometry, [&] {
     const ConvPlan& plan = plan_for(geometry);
-    std::vector<float> packed(plan.weights.get_size() / sizeof(float));
-    pack_weight_into(geometry, plan, oihw, packed.data());
+    const memory::desc layout = f32_twin(plan.weights);
+    std::vector<float> packed(layout.get_size() / sizeof(float));
+    pack_weight_into(geometry, plan, oihw, layout, packed.data());
     return packed;
   });
 }
@@ -330,7 +382,9 @@ std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) 
       scratchpad = std::max(scratchpad, plan.scratchpad_bytes);
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
       if (plan.as_gemm) {
-        if (!pointwise) rows = std::max(rows, plan.src.get_size());
+        const memory::desc user_rows = gemm_rows_desc(g);
+        if (!pointwise) rows = std::max(rows, user_rows.get_size());
+        if (user_rows != plan.src) src = std::max(src, plan.src.get_size());
         return;
       }
       const Tag tag = activation_tag(g.layout);
@@ -348,22 +402,24 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     auto& stream = runtime().stream;
     std::vector<float> packed;  // only when the weight comes unpacked (a graph input, in tests)
     if (!w_packed) {
-      packed.resize(plan.weights.get_size() / sizeof(float));
-      pack_weight_into(g, plan, w, packed.data());
+      packed.resize((plan.weights.get_size() + sizeof(float) - 1) / sizeof(float));
+      pack_weight_into(g, plan, w, plan.weights, packed.data());
     }
     const memory weights(plan.weights, engine, const_cast<float*>(w_packed ? w : packed.data()));
     if (plan.as_gemm) {
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
       // The unfolded rows (up to ~24 MB for SD 1.5) live in a buffer reused by later calls.
       std::vector<float>& rows = thread_scratch.rows;
+      const memory::desc user_rows = gemm_rows_desc(g);
       if (!pointwise) {
-        rows.resize(std::max(rows.size(), plan.src.get_size() / sizeof(float)));
+        rows.resize(std::max(rows.size(), user_rows.get_size() / sizeof(float)));
         im2col_nhwc(g, x, rows.data());
       }
+      // bf16 plans read the rows narrowed, in a second buffer.
+      const memory src = to_layout(memory(user_rows, engine, pointwise ? const_cast<float*>(x) : rows.data()), plan.src,
+                                   thread_scratch.src);
       std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, memory(plan.src, engine, pointwise ? const_cast<float*>(x) : rows.data())},
-          {DNNL_ARG_WEIGHTS, weights},
-          {DNNL_ARG_DST, memory(plan.dst, engine, y)}};
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, memory(plan.dst, engine, y)}};
       if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{1, g.w[0]}, kF32, Tag::ab}, engine, const_cast<float*>(bias));
       plan.primitive.execute(stream, args);
       stream.wait();

@@ -25,11 +25,23 @@ struct ConvGeometry {
   bool bias = true;
   bool accumulate = false;  // y += conv(x) + bias instead of y = ...
   ConvLayout layout = ConvLayout::kNchw;
+  // Activations and weights enter the primitive as bf16 (accumulation, bias and output stay f32):
+  // the CPU needs native bf16 (AVX512-BF16 or AMX), see conv_bf16_available().
+  bool bf16 = false;
 };
+
+// Whether this CPU runs bf16 convolutions natively (oneDNN makes a bf16 primitive for it).
+bool conv_bf16_available();
+
+// Whether a packed weight of `layout` (conv_weight_layout's name) is read as bf16 by its kernel.
+// conv_pack_weight still gives its values as f32, in the layout's element order: narrowing each
+// to bf16 gives the bytes the kernel reads.
+bool conv_layout_reads_bf16(const std::string& layout);
 
 // Names the weight layout the primitive for `geometry` wants; empty when that is plain OIHW.
 std::string conv_weight_layout(const ConvGeometry& geometry);
-// The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs.
+// The OIHW weight `oihw` in conv_weight_layout(geometry), padded as the primitive needs (as f32
+// values even where the primitive reads bf16: see conv_layout_reads_bf16).
 std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* oihw);
 
 // What decides conv_pack_weight's bytes besides the geometry and the layout name: the oneDNN
@@ -52,7 +64,8 @@ void conv_release_caches();
 // runs before a network allocates anything.
 std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries);
 
-// `w` is in conv_weight_layout(geometry) when `w_packed`, else plain OIHW; bias [O] or nullptr.
+// `w` is in conv_weight_layout(geometry) when `w_packed` (bf16 values where the layout reads bf16),
+// else plain OIHW f32; bias [O] or nullptr.
 void onednn_conv2d(const ConvGeometry& geometry, const float* x, const float* w, bool w_packed, const float* bias,
                    float* y);
 
