@@ -1,8 +1,10 @@
 #include "artifact/function_signatures.h"
 
+#include <algorithm>
 #include <set>
 
 #include "artifact/artifact_json.h"
+#include "core/error.h"
 
 namespace websd::artifact {
 namespace {
@@ -80,6 +82,14 @@ std::string tensor_signature_to_string(const TensorSignature& tensor) {
     text += tensor.shape[d] < 0 ? std::string("?") : std::to_string(tensor.shape[d]);
   }
   return text + "]";
+}
+
+void require_function(const std::vector<std::string>& symbols, const std::string& symbol, const std::string& dir,
+                      const std::string& where) {
+  if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end()) return;
+  std::string names;
+  for (const std::string& name : symbols) names += (names.empty() ? "" : ", ") + name;
+  throw Error(where, dir + " has no function '" + symbol + "' (it has: " + names + ")");
 }
 
 }  // namespace websd::artifact

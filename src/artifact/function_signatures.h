@@ -39,4 +39,9 @@ nlohmann::json functions_section_to_json(const std::vector<FunctionSignature>& f
 // "sample: f32[2,4,64,64]".
 std::string tensor_signature_to_string(const TensorSignature& tensor);
 
+// Throws websd::Error(`where`, ...) naming every one of `symbols` (the functions of the artifact
+// at `dir`) when `symbol` is not among them.
+void require_function(const std::vector<std::string>& symbols, const std::string& symbol, const std::string& dir,
+                      const std::string& where);
+
 }  // namespace websd::artifact

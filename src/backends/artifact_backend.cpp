@@ -279,7 +279,7 @@ namespace {
 // Enqueues the download of the executor's output `output` after its last submit.
 TensorDownload output_download(runtime::Executor& executor, std::size_t output) {
   auto host = std::make_shared<HostTensor>();
-  executor.download_output(output, *host);
+  executor.download_output(output, host);
   // The executor lives until the next call switches networks, after the caller waited (see header).
   return TensorDownload(
       [&executor, host] {

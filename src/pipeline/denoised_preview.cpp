@@ -2,27 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 
 #include "pipeline/schedulers/sample_math.h"
 
 namespace websd {
 
-namespace {
-
-schedulers::PredictionType prediction_type_of(const schedulers::Scheduler& scheduler) {
-  const auto found = scheduler.config().find("prediction_type");
-  const std::string type = found != scheduler.config().end() && found->is_string() ? found->get<std::string>() : "";
-  if (type == "v_prediction") return schedulers::PredictionType::kVPrediction;
-  if (type == "sample" || type == "original_sample") return schedulers::PredictionType::kSample;
-  return schedulers::PredictionType::kEpsilon;
-}
-
-}  // namespace
-
 HostTensor denoised_preview(const schedulers::Scheduler& scheduler, std::size_t position, const HostTensor& prediction,
                             const HostTensor& sample) {
-  const schedulers::PredictionType type = prediction_type_of(scheduler);
+  const schedulers::PredictionType type = scheduler.prediction_type();
   const std::vector<double>& sigmas = scheduler.sigmas();
   if (scheduler.init_noise_sigma() > 1.0 && position < sigmas.size()) {
     return schedulers::x0_from_sigma_output(type, sample, prediction, static_cast<float>(sigmas[position]));

@@ -3,7 +3,7 @@
 // approximation for any scheduler, read from its public schedule: sigma-space classes (init noise
 // sigma above 1: x = x0 + sigma * noise) use the step's sigma; variance-preserving ones
 // (x = sqrt(alpha_cumprod) * x0 + sqrt(1 - alpha_cumprod) * noise) the timestep's alpha_cumprod.
-// The prediction type is the scheduler config's (epsilon when absent). Pure; thread-safe.
+// The prediction type is the scheduler's. Pure; thread-safe.
 #pragma once
 
 #include "core/host_tensor.h"

@@ -297,12 +297,13 @@ bool Executor::poll() {
 
 void Executor::finish_downloads() {
   for (PendingDownload& pending : downloads_) {
+    if (pending.dtype == DType::kF32) continue;  // the device wrote the tensor itself
     convert_to_f32(pending.bytes.data(), pending.dtype, pending.into->data.size(), pending.into->data.data());
   }
   downloads_.clear();
 }
 
-void Executor::download_output(std::size_t i, HostTensor& into) {
+void Executor::download_output(std::size_t i, std::shared_ptr<HostTensor> into) {
   if (i >= list_.outputs.size()) {
     throw Error("runtime", list_.symbol + ": has " + std::to_string(list_.outputs.size()) + " outputs, not " +
                                std::to_string(i + 1));
@@ -312,24 +313,24 @@ void Executor::download_output(std::size_t i, HostTensor& into) {
     throw Error("runtime",
                 list_.symbol + ": output " + std::to_string(i) + " is " + type.to_string() + ", not a float tensor");
   }
-  into = HostTensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
+  *into = HostTensor(type.shape, std::vector<float>(static_cast<std::size_t>(type.numel())));
+  PendingDownload& pending = downloads_.emplace_back();
+  pending.dtype = type.dtype;
+  pending.into = std::move(into);
   if (type.dtype == DType::kF32) {
-    device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(into.data)));
+    device_.download(output_slot(i), std::as_writable_bytes(std::span<float>(pending.into->data)));
     return;
   }
-  // 16-bit floats land in staging bytes, widened into `into` once the device has finished.
-  PendingDownload& pending = downloads_.emplace_back();
+  // 16-bit floats land in staging bytes, widened into the tensor once the device has finished.
   pending.bytes.resize(value_bytes(type));
-  pending.dtype = type.dtype;
-  pending.into = &into;
   device_.download(output_slot(i), pending.bytes);
 }
 
 HostTensor Executor::read_output(std::size_t i) {
-  HostTensor tensor;
+  auto tensor = std::make_shared<HostTensor>();
   download_output(i, tensor);
   wait();
-  return tensor;
+  return std::move(*tensor);
 }
 
 void set_sample_inputs(Executor& executor) {

@@ -86,8 +86,9 @@ class Executor {
   bool poll();
   // Enqueues the download of output i (a float value: f32, or f16/bf16 widened to float32 at the
   // edge) into `into` (reshaped to its type), filled once the device has finished and this
-  // executor's wait() or poll() has seen it; `into` must stay valid and untouched until then.
-  void download_output(std::size_t i, HostTensor& into);
+  // executor's wait() or poll() has seen it; the executor holds `into` until then, so a caller
+  // that stops waiting (a cancelled run) leaves nothing to be written into freed memory.
+  void download_output(std::size_t i, std::shared_ptr<HostTensor> into);
   // download_output, then wait().
   HostTensor read_output(std::size_t i);
   // A device buffer from `buffers` holding output i of the last submit, copied on the device: the
@@ -112,11 +113,12 @@ class Executor {
   // Adds the launch times of the last timed submit to the profile (once the device has finished it).
   void add_times();
 
-  // A download of a 16-bit output: its bytes as the device stores them, widened into `into`.
+  // A download the device has not finished: into `into` itself (f32), or, for a 16-bit output,
+  // into `bytes` as the device stores them, widened into `into` then.
   struct PendingDownload {
     std::vector<std::byte> bytes;
-    DType dtype = DType::kF16;
-    HostTensor* into = nullptr;
+    DType dtype = DType::kF32;
+    std::shared_ptr<HostTensor> into;
   };
 
   Device& device_;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "artifact/function_signatures.h"
 #include "backends/artifact_backend.h"
 #include "backends/artifact_model.h"
 #include "core/error.h"
@@ -372,12 +373,7 @@ EMSCRIPTEN_KEEPALIVE int websd_function_submit(const char* symbol) {
         Runtime& rt = web_state();
         if (!rt.backend) throw Error("web", "websd_function_submit before websd_open");
         if (!rt.function.empty()) throw Error("web", "websd_function_submit while " + rt.function + " runs");
-        const std::vector<std::string> names = rt.backend->function_names();
-        if (std::find(names.begin(), names.end(), symbol) == names.end()) {
-          std::string list;
-          for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-          throw Error("web", rt.artifact_dir + " has no function '" + symbol + "' (it has: " + list + ")");
-        }
+        artifact::require_function(rt.backend->function_names(), symbol, rt.artifact_dir, "web");
         rt.backend->submit_function_once(symbol);
         rt.function = symbol;
         return 0;
@@ -409,17 +405,23 @@ EMSCRIPTEN_KEEPALIVE int websd_profile_start() {
       -1);
 }
 
+// Null after an error (collecting the last launches' times polls the GPU, which may report one).
 EMSCRIPTEN_KEEPALIVE const char* websd_profile_json() {
-  Runtime& rt = web_state();
-  nlohmann::json ops = nlohmann::json::array();
-  if (rt.profile) {
-    if (rt.backend) rt.backend->collect_profile();  // the last step's and the decode's launches
-    for (const auto& [key, totals] : rt.profile->by_op) {
-      ops.push_back({{"key", key}, {"seconds", totals.seconds}, {"calls", totals.calls}, {"flops", totals.flops}});
-    }
-  }
-  rt.profile_json = ops.dump();
-  return rt.profile_json.c_str();
+  return guarded(
+      []() -> const char* {
+        Runtime& rt = web_state();
+        nlohmann::json ops = nlohmann::json::array();
+        if (rt.profile) {
+          if (rt.backend) rt.backend->collect_profile();  // the last step's and the decode's launches
+          for (const auto& [key, totals] : rt.profile->by_op) {
+            ops.push_back(
+                {{"key", key}, {"seconds", totals.seconds}, {"calls", totals.calls}, {"flops", totals.flops}});
+          }
+        }
+        rt.profile_json = ops.dump();
+        return rt.profile_json.c_str();
+      },
+      nullptr);
 }
 
 EMSCRIPTEN_KEEPALIVE const char* websd_error() { return web_state().error.c_str(); }

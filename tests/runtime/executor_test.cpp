@@ -341,17 +341,36 @@ TEST(Executor, ADownloadReadBeforeTheDeviceFinishedIsNotFilledYet) {
   executor.bind_weights(weights);
   executor.set_input(0, HostTensor(kInputShape, kInputA));
   executor.submit();
-  HostTensor out;
+  const auto out = std::make_shared<HostTensor>();
   executor.download_output(0, out);
-  std::fill(out.data.begin(), out.data.end(), -7.0f);  // what the caller sees until the device ran
-  EXPECT_EQ(device.pending(), 5u);                     // the upload, the submit, two output copies and the download
+  std::fill(out->data.begin(), out->data.end(), -7.0f);  // what the caller sees until the device ran
+  EXPECT_EQ(device.pending(), 5u);                       // the upload, the submit, two output copies and the download
   EXPECT_FALSE(executor.poll());
-  EXPECT_EQ(out.data, std::vector<float>(6, -7.0f)) << "filled before the device finished";
+  EXPECT_EQ(out->data, std::vector<float>(6, -7.0f)) << "filled before the device finished";
   int polls = 1;
   while (!executor.poll()) polls += 1;
   EXPECT_GT(polls, 1);
   executor.wait();  // returns at once now
-  expect_matches_graph_executor({out, executor.read_output(1)}, f.function, kInputA);
+  expect_matches_graph_executor({*out, executor.read_output(1)}, f.function, kInputA);
+}
+
+// A caller that stops waiting (a cancelled run drops its TensorDownload) leaves the tensor to the
+// executor until the device has written it: nothing is written into freed memory.
+TEST(Executor, ADownloadOutlivesACallerThatStoppedWaiting) {
+  const auto f = websd::test::launch_test_function();
+  websd::test::DeferredDevice device;
+  Executor executor(device, lower(f.function));
+  TestWeights weights;
+  executor.bind_weights(weights);
+  executor.set_input(0, HostTensor(kInputShape, kInputA));
+  executor.submit();
+  auto out = std::make_shared<HostTensor>();
+  const std::weak_ptr<HostTensor> held = out;
+  executor.download_output(0, std::move(out));
+  EXPECT_FALSE(held.expired()) << "the executor holds the tensor while the device may write it";
+  while (!executor.poll()) {
+  }
+  EXPECT_TRUE(held.expired()) << "released once written";
 }
 
 // A device that stores i32 and f16 values besides the CPU's (as WebGPU does: WGSL has no i64):

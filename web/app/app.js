@@ -1,7 +1,7 @@
 // The page's behaviour: controls, progress, messages, the gallery, settings kept across reloads.
 // Every generation goes through window.websd (websd.js), which tests call too.
 import './websd.js';
-import { cacheSize, clearCache } from './artifact_files.js';
+import { cacheSize, clearCache, megabytes } from './artifact_files.js';
 
 const $ = (id) => document.getElementById(id);
 const websd = window.websd;
@@ -10,10 +10,6 @@ const FIELDS = ['prompt', 'negative-prompt', 'scheduler', 'steps', 'guidance', '
 let initImage = null;
 let lastImage = null;
 let running = false;
-
-function megabytes(bytes) {
-  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
-}
 
 function setProgress(text, fraction = null) {
   $('progress').textContent = text;

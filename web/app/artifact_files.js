@@ -40,8 +40,9 @@ function neededFiles(manifest, index) {
   return [...files, ...shards];
 }
 
-function megabytes(bytes) {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
+// Sizes as the page shows them: one decimal below 10 MB.
+export function megabytes(bytes) {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 }
 
 function concatenate(chunks) {
@@ -55,10 +56,12 @@ function concatenate(chunks) {
 }
 
 // Downloads `url` (`bytes` long), resuming a download of it that broke off; reports bytes as they
-// arrive. A connection that fails or ends early keeps what came for the next try.
+// arrive. A connection that fails or ends early keeps what came for the next try. A server that
+// cannot serve the rest (416, or a 206 starting elsewhere) gets the whole file asked for again.
 async function download(url, path, bytes, onBytes) {
   const partial = partialDownloads.get(url) ?? { chunks: [], received: 0 };
   partialDownloads.delete(url);
+  const restart = () => download(url, path, bytes, onBytes);
   let response;
   try {
     const headers = partial.received > 0 ? { Range: `bytes=${partial.received}-` } : {};
@@ -67,9 +70,14 @@ async function download(url, path, bytes, onBytes) {
     partialDownloads.set(url, partial);
     throw new LoadError('download', `downloading ${path} failed: ${error.message}`, { path });
   }
+  if (partial.received > 0 && response.status === 416) return restart();
   if (!response.ok) {
     partialDownloads.set(url, partial);
     throw new LoadError('download', `downloading ${path} failed: HTTP ${response.status}`, { path });
+  }
+  if (response.status === 206 && !(response.headers.get('Content-Range') ?? '').startsWith(`bytes ${partial.received}-`)) {
+    response.body?.cancel();
+    return restart();
   }
   const resumed = response.status === 206 && partial.received > 0;
   const chunks = resumed ? partial.chunks : [];
@@ -90,11 +98,21 @@ async function download(url, path, bytes, onBytes) {
         chunks.push(value);
         received += value.length;
         onBytes(value.length, received);
+        if (received > bytes) {
+          reader.cancel();
+          break;
+        }
       }
     }
   } catch (error) {
-    keep();
-    throw new LoadError('download', `downloading ${path} broke off after ${megabytes(received)} of ${megabytes(bytes)}: ${error.message}`, { path });
+    // Every byte came before the connection failed: the checksum judges them.
+    if (received !== bytes) {
+      keep();
+      throw new LoadError('download', `downloading ${path} broke off after ${megabytes(received)} of ${megabytes(bytes)}: ${error.message}`, { path });
+    }
+  }
+  if (received > bytes) {
+    throw new LoadError('download', `${path} is larger than the ${megabytes(bytes)} the artifact lists (the server sent ${megabytes(received)} or more)`, { path });
   }
   if (received < bytes) {
     keep();

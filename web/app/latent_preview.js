@@ -85,10 +85,34 @@ export class LatentPreview {
     this.size = { width, height };
   }
 
-  // Draws `latents` (Float32Array of [1, 4, height, width]) into the canvas; resolves once shown,
-  // which is after the work queued before it on the device (the next UNet step): the preview
-  // trails the run by one step.
+  // Draws `latents` (Float32Array of [1, 4, height, width]) into the canvas; resolves once shown.
+  // Its commands go to the device's queue on their own (the runtime's are gathered until it flushes
+  // them), so a preview does not wait for the next step. A GPU error of the preview's own commands
+  // rejects the draw instead of reaching the device's error handler, which would fail the run.
   async draw(latents, height, width) {
+    const { device } = this;
+    // Scopes pushed and popped with no await between them hold only these commands' errors.
+    device.pushErrorScope('validation');
+    device.pushErrorScope('out-of-memory');
+    this.record(latents, height, width);
+    const errors = await Promise.all([device.popErrorScope(), device.popErrorScope()]);
+    const error = errors.find((e) => e);
+    if (error) throw new Error(error.message);
+    await this.staging.mapAsync(GPUMapMode.READ);
+    const rgba = new Uint8ClampedArray(this.staging.getMappedRange().slice(0));
+    this.staging.unmap();
+    this.context.putImageData(new ImageData(rgba, width, height), 0, 0);
+    this.last = { width, height, rgba };
+  }
+
+  // Frees the GPU buffers (a drawer replaced by one for another canvas).
+  destroy() {
+    for (const buffer of [this.latents, this.pixels, this.staging, this.params, this.factors]) buffer?.destroy();
+    this.size = null;
+  }
+
+  // Queues the upload, the dispatch and the copy into the read-back buffer.
+  record(latents, height, width) {
     this.buffers(width, height);
     const { device } = this;
     device.queue.writeBuffer(this.latents, 0, latents.buffer, latents.byteOffset, 16 * width * height);
@@ -101,10 +125,5 @@ export class LatentPreview {
     pass.end();
     encoder.copyBufferToBuffer(this.pixels, 0, this.staging, 0, 4 * width * height);
     device.queue.submit([encoder.finish()]);
-    await this.staging.mapAsync(GPUMapMode.READ);
-    const rgba = new Uint8ClampedArray(this.staging.getMappedRange().slice(0));
-    this.staging.unmap();
-    this.context.putImageData(new ImageData(rgba, width, height), 0, 0);
-    this.last = { width, height, rgba };
   }
 }

@@ -119,6 +119,8 @@ class WebsdPage extends EventTarget {
     const { files, manifest, downloaded, resumed } = await loadArtifactFiles(this.base, (p) => this.progress({ stage: p.stage, ...p }));
     this.downloaded = downloaded;
     this.resumed = resumed;
+    // The runtime's script before the GPU: a download that fails here can still be retried.
+    if (!globalThis.createWebsd) await loadScript(new URL('runtime/websd_web.js', this.base).href);
     const filesLoaded = performance.now();
     this.progress({ stage: 'gpu' });
     const listed = new Map((manifest.sections?.files ?? []).map(({ path, bytes }) => [path, bytes]));
@@ -126,7 +128,6 @@ class WebsdPage extends EventTarget {
     this.bridge.device.lost.then((info) => {
       this.lost = info;
     });
-    await loadScript(new URL('runtime/websd_web.js', this.base).href);
     const stderr = [];
     this.module = await globalThis.createWebsd({
       websdGpu: this.bridge,
@@ -169,7 +170,12 @@ class WebsdPage extends EventTarget {
   drawPreview(canvas, run, onPreview) {
     const [, channels, height, width] = run.preview_shape;
     if (channels !== 4 || this.preview?.step === run.step) return;
-    if (this.preview?.canvas !== canvas) this.preview = { canvas, drawer: new LatentPreview(this.bridge.device, canvas) };
+    if (this.preview?.canvas !== canvas) {
+      const old = this.preview;
+      old?.drawn?.finally(() => old.drawer.destroy());
+      if (old && !old.drawn) old.drawer.destroy();
+      this.preview = { canvas, drawer: new LatentPreview(this.bridge.device, canvas) };
+    }
     const pointer = this.call('websd_preview_latents');
     if (!pointer) return;
     const latents = new Float32Array(this.module.HEAPU8.buffer.slice(pointer, pointer + 4 * channels * height * width));

@@ -112,6 +112,13 @@ function call(module, name, returns, types = [], args = []) {
   return result;
 }
 
+// The profile's per-op times, or the runtime's error (a GPU error found while collecting them).
+function profileOps(module) {
+  const text = module.ccall('websd_profile_json', 'string', [], []);
+  if (!text) throw new Error(module.ccall('websd_error', 'string', [], []));
+  return JSON.parse(text);
+}
+
 async function settle(bridge) {
   await bridge.settled();
 }
@@ -163,7 +170,7 @@ async function runFunction(artifact, requestPath) {
     seconds.push(await once());
     process.stderr.write(`websd profile: run ${run + 1}/${runs}\n`);
   }
-  const ops = timed ? JSON.parse(module.ccall('websd_profile_json', 'string', [], [])) : [];
+  const ops = timed ? profileOps(module) : [];
   process.stdout.write(JSON.stringify({ function: { adapter: bridge.adapterName, timed, warmup_s: warmup, run_s: seconds, ops } }) + '\n');
   module.ccall('websd_close', null, [], []);
   bridge.destroy();
@@ -220,7 +227,7 @@ async function run(mode, artifact, requestPath, outDir) {
     }
   }
   if (mode === 'profile') {
-    const ops = JSON.parse(module.ccall('websd_profile_json', 'string', [], []));
+    const ops = profileOps(module);
     process.stdout.write(JSON.stringify({ profile: { adapter: bridge.adapterName, ops } }) + '\n');
   }
   if (mode === 'bench') {

@@ -54,16 +54,9 @@ struct Measured {
   std::string device;  // the GPU adapter; empty on the CPU
 };
 
-void require_function(const std::vector<std::string>& functions, const ProfileOptions& options) {
-  if (std::find(functions.begin(), functions.end(), options.function) != functions.end()) return;
-  std::string names;
-  for (const auto& name : functions) names += (names.empty() ? "" : ", ") + name;
-  throw Error("profile", options.artifact + " has no function '" + options.function + "' (it has: " + names + ")");
-}
-
 Measured measure_native(const ProfileOptions& options) {
   backends::ArtifactBackend backend(options.artifact, options.access.access());
-  require_function(backend.function_names(), options);
+  artifact::require_function(backend.function_names(), options.function, options.artifact, "profile");
   Measured measured;
   std::cerr << "websd profile: " << options.function << ": warm-up run\n";
   measured.warmup = backend.run_function_once(options.function);
@@ -92,7 +85,7 @@ Measured measure_webgpu(const ProfileOptions& options) {
     }
   }
   std::sort(functions.begin(), functions.end());
-  require_function(functions, options);
+  artifact::require_function(functions, options.function, options.artifact, "profile");
   Measured measured;
   bool timed = false;
   run_webgpu_node("profile", "function", options.artifact, {{"function", options.function}, {"runs", options.runs}},

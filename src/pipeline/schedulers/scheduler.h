@@ -25,6 +25,7 @@
 #include "core/host_tensor.h"
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/schedulers/noise_schedule.h"
+#include "pipeline/schedulers/prediction_type.h"
 #include "pipeline/schedulers/scheduler_config.h"
 
 namespace websd::schedulers {
@@ -39,6 +40,8 @@ class Scheduler {
   const std::string& class_name() const { return config_.class_name(); }
   // Every config key of the class with the value in use.
   const nlohmann::json& config() const { return config_.values(); }
+  // What the model predicts, as the config says (checked when the scheduler was made).
+  PredictionType prediction_type() const { return read_prediction_type(config_, true); }
   int num_train_timesteps() const { return noise_.num_train_timesteps(); }
   const std::vector<float>& alphas_cumprod() const { return noise_.alphas_cumprod; }
 

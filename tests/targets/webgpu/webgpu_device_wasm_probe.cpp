@@ -152,7 +152,7 @@ class HalfWeightSource final : public runtime::WeightSource {
 
 std::unique_ptr<runtime::Device> device;
 std::unique_ptr<runtime::Executor> executor;
-std::vector<HostTensor> outputs(2);
+std::vector<std::shared_ptr<HostTensor>> outputs = {std::make_shared<HostTensor>(), std::make_shared<HostTensor>()};
 std::vector<char> ballast;  // grows wasm memory on request (probe_grow_memory)
 std::string last_error;
 std::string text;  // what a string-returning probe function returned last
@@ -240,7 +240,7 @@ EMSCRIPTEN_KEEPALIVE int probe_grow_memory(int mib) {
 }
 
 EMSCRIPTEN_KEEPALIVE float probe_output(int output, int index) {
-  return outputs.at(static_cast<std::size_t>(output)).data.at(static_cast<std::size_t>(index));
+  return outputs.at(static_cast<std::size_t>(output))->data.at(static_cast<std::size_t>(index));
 }
 
 EMSCRIPTEN_KEEPALIVE int probe_close() {
