@@ -31,11 +31,19 @@ async function fetchJson(url) {
   return { bytes, json: JSON.parse(new TextDecoder().decode(bytes)) };
 }
 
+// What the browser loads as the page's own code, not through this cache: the page, the GPU
+// bridge it imports, and the runtime's script (websd.js loads it with the manifest's SHA-256 as
+// its Subresource Integrity).
+export function loadedByThePage(path) {
+  return path.startsWith('app/') || path === 'index.html' || path.startsWith('runtime/bridge/') ||
+    path === 'runtime/websd_web.js';
+}
+
 // The files the browser runtime reads: the manifest's list without what only Node or the page
 // itself uses, and every weight shard.
 function neededFiles(manifest, index) {
   const files = (manifest.sections?.files ?? []).filter(({ path }) =>
-    !path.startsWith('runtime/node/') && !path.startsWith('app/') && path !== 'index.html');
+    !path.startsWith('runtime/node/') && !loadedByThePage(path));
   const shards = (index.shards ?? []).map((shard) => ({ path: `weights/${shard.file}`, bytes: shard.bytes, sha256: shard.sha256 }));
   return [...files, ...shards];
 }

@@ -40,13 +40,18 @@ function classify(error) {
   return new WebsdError('request', message);
 }
 
-// Loads the classic script that defines createWebsd (emscripten's MODULARIZE output).
-function loadScript(url) {
+// Loads the classic script that defines createWebsd (emscripten's MODULARIZE output); the browser
+// refuses it unless its bytes have the SHA-256 `sha256hex` (Subresource Integrity).
+function loadScript(url, sha256hex) {
+  const base64 = btoa(String.fromCharCode(...sha256hex.match(/../g).map((byte) => parseInt(byte, 16))));
   return new Promise((resolve, reject) => {
     const script = document.createElement('script');
     script.src = url;
+    script.integrity = `sha256-${base64}`;
     script.onload = resolve;
-    script.onerror = () => reject(new WebsdError('download', `loading ${url} failed`));
+    // The browser does not say which: a failed connection or bytes that fail the integrity check.
+    script.onerror = () => reject(new WebsdError('checksum',
+      `${url} did not load: the connection failed or its bytes differ from the manifest's SHA-256`));
     document.head.append(script);
   });
 }
@@ -120,7 +125,11 @@ class WebsdPage extends EventTarget {
     this.downloaded = downloaded;
     this.resumed = resumed;
     // The runtime's script before the GPU: a download that fails here can still be retried.
-    if (!globalThis.createWebsd) await loadScript(new URL('runtime/websd_web.js', this.base).href);
+    if (!globalThis.createWebsd) {
+      const script = (manifest.sections?.files ?? []).find(({ path }) => path === 'runtime/websd_web.js');
+      if (!script?.sha256) throw new WebsdError('manifest', 'the manifest lists no runtime/websd_web.js with its SHA-256');
+      await loadScript(new URL('runtime/websd_web.js', this.base).href, script.sha256);
+    }
     const filesLoaded = performance.now();
     this.progress({ stage: 'gpu' });
     const listed = new Map((manifest.sections?.files ?? []).map(({ path, bytes }) => [path, bytes]));

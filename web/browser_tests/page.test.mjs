@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
+import { loadedByThePage } from '../app/artifact_files.js';
 import { browser, decodePng, fixtures, runWebsd, screenshots, serve, temp, worstLevels } from './harness.mjs';
 
 const model = `${fixtures}/tiny-sd15/model`;
@@ -209,8 +210,21 @@ test('a damaged file is refused with a sentence and not kept', async () => {
   await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
   assert.match(await tab.textContent('#message'), /damaged or from another version/);
   await tab.screenshot({ path: `${screenshots}/desktop-damaged.png` });
-  await fresh.close();
   assert.equal(await other.stop(), 0);
+  // The runtime's script is loaded by the browser itself, under the manifest's SHA-256.
+  const script = `${work}/damaged-script.webgpu`;
+  cpSync(artifact, script, { recursive: true });
+  const code = readFileSync(`${script}/runtime/websd_web.js`);
+  code[code.length - 2] ^= 0x20;
+  writeFileSync(`${script}/runtime/websd_web.js`, code);
+  const third = await serve(['--artifact', script]);
+  await tab.goto(third.url);
+  await tab.waitForSelector('#message:not([hidden])', { timeout: 120000 });
+  assert.match(await tab.textContent('#message'),
+               /damaged or from another version .*runtime\/websd_web\.js did not load: .* differ from the manifest's SHA-256/);
+  await tab.screenshot({ path: `${screenshots}/desktop-damaged-script.png` });
+  await fresh.close();
+  assert.equal(await third.stop(), 0);
 });
 
 test('a download that broke off resumes where it stopped', async () => {
@@ -313,10 +327,20 @@ test('a plain static file server serves the artifact and its page, in dark mode 
   });
 });
 
+// The SHA-256 of every file of the artifact at `dir` that the page fetches into its cache
+// (artifact_files.js's list: not Node's, not what the browser loads as the page's own code).
+function pageFileHashes(dir) {
+  const manifest = JSON.parse(readFileSync(`${dir}/manifest.json`, 'utf8'));
+  return new Map(manifest.sections.files
+    .filter(({ path }) => !path.startsWith('runtime/node/') && !loadedByThePage(path))
+    .map(({ path, sha256 }) => [path, sha256]));
+}
+
 test('an updated artifact downloads only the files that changed', async () => {
   const site = `${work}/site`;
   mkdirSync(site);
   runWebsd(['build', '--model', model, '--target', 'webgpu', '--size', '64x64', '--out', `${site}/m`]);
+  const original = pageFileHashes(`${site}/m`);
   await withStaticServer(site, async (root) => {
     const url = root.replace(/index\.html$/, 'm/index.html');
     const fresh = await browser();
@@ -326,6 +350,8 @@ test('an updated artifact downloads only the files that changed', async () => {
     // The same model rebuilt with a second size: new kernels and manifest, the same weight shards.
     runWebsd(['build', '--model', model, '--target', 'webgpu', '--size', '64x64', '--size', '128x128', '--out', `${site}/m`,
               '--force']);
+    const updated = pageFileHashes(`${site}/m`);
+    const changed = [...updated].filter(([path, sha]) => original.get(path) !== sha).map(([path]) => path).sort();
     const fetched = [];
     const listener = (request) => fetched.push(new URL(request.url()).pathname);
     tab.on('request', listener);
@@ -334,9 +360,12 @@ test('an updated artifact downloads only the files that changed', async () => {
     tab.off('request', listener);
     assert.equal(info.sizes.length, 2, 'the page runs the updated artifact');
     assert.deepEqual(fetched.filter((path) => path.includes('/weights/shard')), [], 'no weight shard downloaded again');
-    const downloaded = await tab.evaluate(() => window.websd.downloaded);
-    assert.ok(downloaded > 0, 'the new kernels were downloaded');
-    console.log(`# updated artifact: ${downloaded} changed files downloaded, no shard`);
+    const fetchedFiles = fetched.filter((path) => path.startsWith('/m/')).map((path) => path.slice(3))
+      .filter((path) => updated.has(path)).sort();
+    assert.ok(changed.length > 0, 'the rebuild changed some files (new kernels)');
+    assert.deepEqual(fetchedFiles, changed, 'exactly the files whose SHA-256 changed were downloaded');
+    assert.equal(await tab.evaluate(() => window.websd.downloaded), changed.length);
+    console.log(`# updated artifact: the ${changed.length} changed files downloaded, of ${updated.size}; no shard`);
     await fresh.close();
   });
 });
