@@ -30,13 +30,13 @@ void CachedNetworkWeights::resolve(bool release_pages) {
   }
 }
 
-std::optional<runtime::WeightBytes> CachedNetworkWeights::find(const std::string& key) {
+std::optional<runtime::WeightBytes> CachedNetworkWeights::find(const std::string& key, DType stored) {
   resolve(false);
   const std::lock_guard lock(mutex_);
   if (!file_) return std::nullopt;
   const std::optional<std::span<const std::byte>> found = file_->find(key);
   if (!found) return std::nullopt;
-  return runtime::WeightBytes{*found, DType::kF32, file_};
+  return runtime::WeightBytes{*found, stored, file_};
 }
 
 void CachedNetworkWeights::add_prepared(const std::string& key, const runtime::WeightBytes& bytes) {

@@ -6,7 +6,7 @@
 //
 //   CachedNetworkWeights unet(cache, checkpoint.component("unet"), signature);
 //   unet.resolve(false);                                  // prefetch (optional)
-//   if (auto hit = unet.find(key)) return *hit;           // else prepare, then:
+//   if (auto hit = unet.find(key, DType::kF32)) return *hit;  // else prepare, then:
 //   unet.add_prepared(key, prepared);
 //   unet.write_behind();                                  // once the executor has bound its weights
 //
@@ -40,9 +40,10 @@ class CachedNetworkWeights {
   // a concurrent call waits for the first). `release_pages`: see PreparedWeightFile::verify. A
   // failure (an unreadable checkpoint file) is noticed and turns the cache off for this network.
   void resolve(bool release_pages);
-  // Prepared weight `key` from the cache file, as the CPU device adopts it (float32, the mapping
-  // as owner); nullopt when the file does not hold it.
-  std::optional<runtime::WeightBytes> find(const std::string& key);
+  // Prepared weight `key` from the cache file, as the CPU device adopts it (values of `stored`, the
+  // type the key's weights are prepared in; the mapping as owner); nullopt when the file does not
+  // hold it.
+  std::optional<runtime::WeightBytes> find(const std::string& key, DType stored);
   // Keeps a weight the network prepared from the checkpoint (alive, through bytes.owner) for the
   // next write_behind().
   void add_prepared(const std::string& key, const runtime::WeightBytes& bytes);

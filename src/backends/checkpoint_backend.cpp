@@ -1,5 +1,6 @@
 #include "backends/checkpoint_backend.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
 #include "compiler/target.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "graph/op_registry.h"
 #include "import/diffusers_checkpoint.h"
@@ -26,6 +28,7 @@
 #include "passes/weight_recipe.h"
 #include "runtime/executor.h"
 #include "targets/cpu/codegen/cpu_target.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/device_registry.h"
 
@@ -43,10 +46,20 @@ std::string prepared_weight_key(const passes::WeightRecipe& recipe,
   return key + ">" + shape_to_string(recipe.type.shape) + "@" + (layout ? layout->name : "row-major");
 }
 
+// Weights a bf16 kernel reads, narrowed once and shared by the executors of one network, by key.
+using HeldBf16Weights = std::map<std::string, std::shared_ptr<const std::vector<std::uint16_t>>>;
+
+std::shared_ptr<const std::vector<std::uint16_t>> narrowed_to_bf16(const std::vector<float>& values) {
+  auto narrowed = std::make_shared<std::vector<std::uint16_t>>(values.size());
+  std::transform(values.begin(), values.end(), narrowed->begin(), f32_to_bf16);
+  return narrowed;
+}
+
 // The weights of one compiled function for runtime::Executor: the component's float32 tensors,
 // made by the pass list's recipes (merged projections) and packed as the function's convolutions
-// want, shared with every other executor of the network; taken from the prepared-weight cache
-// when it holds them, and handed to it when they had to be made.
+// want, shared with every other executor of the network; those a bf16 kernel reads are narrowed to
+// bf16 once and held only so (half the memory; the device uses them in place). Taken from the
+// prepared-weight cache when it holds them, and handed to it when they had to be made.
 class ComponentWeightSource final : public runtime::WeightSource {
  public:
   struct Weight {
@@ -54,31 +67,47 @@ class ComponentWeightSource final : public runtime::WeightSource {
     std::optional<compiler::WeightLayout> packing;
   };
 
-  ComponentWeightSource(compiler::ComponentWeights& weights, CachedNetworkWeights* cached, std::string symbol,
-                        std::map<std::string, Weight> made)
-      : weights_(weights), cached_(cached), symbol_(std::move(symbol)), made_(std::move(made)) {}
+  ComponentWeightSource(compiler::ComponentWeights& weights, HeldBf16Weights& held_bf16, CachedNetworkWeights* cached,
+                        std::string symbol, std::map<std::string, Weight> made)
+      : weights_(weights), held_bf16_(held_bf16), cached_(cached), symbol_(std::move(symbol)), made_(std::move(made)) {}
 
   runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
     const Weight& made = made_.at(weight.name);
-    const std::string key = cached_ ? prepared_weight_key(made.recipe, made.packing) : std::string();
-    const std::uint64_t row_major_bytes = static_cast<std::uint64_t>(made.recipe.type.numel()) * sizeof(float);
+    const compiler::WeightLayout* packing = made.packing ? &*made.packing : nullptr;
+    const bool bf16 = packing != nullptr && cpu::weight_layout_holds_bf16(packing->name);
+    const DType dtype = bf16 ? DType::kBF16 : DType::kF32;
+    // The stored type is part of the key: files of earlier versions cached bf16 layouts as f32.
+    const std::string key = prepared_weight_key(made.recipe, made.packing) + (bf16 ? " as bf16" : "");
+    if (bf16) {
+      if (const auto held = held_bf16_.find(key); held != held_bf16_.end()) return bytes_of(held->second);
+    }
+    const std::uint64_t row_major_bytes = static_cast<std::uint64_t>(made.recipe.type.numel()) * dtype_size(dtype);
     if (cached_) {
       // A packed weight's size follows from its layout, which is part of the key: at least the
       // row-major size (the executor's own rule), padded as the layout pads.
-      std::optional<runtime::WeightBytes> hit = cached_->find(key);
-      if (hit && (made.packing ? hit->bytes.size() >= row_major_bytes : hit->bytes.size() == row_major_bytes)) {
+      std::optional<runtime::WeightBytes> hit = cached_->find(key, dtype);
+      if (hit && (packing ? hit->bytes.size() >= row_major_bytes : hit->bytes.size() == row_major_bytes)) {
         return std::move(*hit);
       }
     }
-    std::shared_ptr<std::vector<float>> values =
-        weights_.get(symbol_, made.recipe, made.packing ? &*made.packing : nullptr);
+    std::shared_ptr<std::vector<float>> values = weights_.get(symbol_, made.recipe, packing);
     runtime::WeightBytes bytes{std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
+    if (bf16) {
+      const auto narrowed = held_bf16_.emplace(key, narrowed_to_bf16(*values)).first->second;
+      weights_.forget(made.recipe, packing);
+      bytes = bytes_of(narrowed);
+    }
     if (cached_) cached_->add_prepared(key, bytes);
     return bytes;
   }
 
  private:
+  static runtime::WeightBytes bytes_of(const std::shared_ptr<const std::vector<std::uint16_t>>& bits) {
+    return {std::as_bytes(std::span<const std::uint16_t>(*bits)), DType::kBF16, bits};
+  }
+
   compiler::ComponentWeights& weights_;
+  HeldBf16Weights& held_bf16_;
   CachedNetworkWeights* cached_;
   std::string symbol_;
   std::map<std::string, Weight> made_;
@@ -97,8 +126,9 @@ struct ExecutorCache {
   };
 
   compiler::ComponentWeights* weights = nullptr;
+  HeldBf16Weights held_bf16;               // the weights bf16 kernels read, held as bf16
   CachedNetworkWeights* cached = nullptr;  // the prepared-weight cache, when the backend uses one
-  DType compute = DType::kF32;             // what convolutions compute in (PassListHooks::compute)
+  DType compute = DType::kF32;             // what convolutions and linear layers compute in
   runtime::Device* device = nullptr;
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;
@@ -156,7 +186,7 @@ struct ExecutorCache {
     check(key, build);
     const Compiled& function = compiled.at(key);
     auto executor = std::make_unique<runtime::Executor>(*device, function.list);
-    ComponentWeightSource source(*weights, cached, function.list.symbol, function.made);
+    ComponentWeightSource source(*weights, held_bf16, cached, function.list.symbol, function.made);
     executor->bind_weights(source);
     if (cached) cached->write_behind();
     executor->set_profile(profile);
@@ -260,9 +290,12 @@ struct CheckpointBackend::State {
                              std::initializer_list<ExecutorCache*> caches) {
       if (which == network) return;
       bool held = weights.loaded_count() > 0;
-      for (ExecutorCache* cache : caches) held = held || !cache->executors.empty();
+      for (ExecutorCache* cache : caches) held = held || !cache->executors.empty() || !cache->held_bf16.empty();
       if (!held) return;
-      for (ExecutorCache* cache : caches) cache->executors.clear();
+      for (ExecutorCache* cache : caches) {
+        cache->executors.clear();
+        cache->held_bf16.clear();
+      }
       if (cached) cached->release();  // after its write, which shares the weights
       weights.release();
       released = true;
@@ -293,8 +326,10 @@ std::size_t CheckpointBackend::executor_count() const {
 }
 
 std::size_t CheckpointBackend::loaded_weight_count() const {
+  std::size_t held_bf16 = 0;
+  for (const ExecutorCache* cache : state_->caches()) held_bf16 += cache->held_bf16.size();
   return state_->clip_weights->loaded_count() + state_->unet_weights->loaded_count() +
-         state_->vae_weights->loaded_count();
+         state_->vae_weights->loaded_count() + held_bf16;
 }
 
 void CheckpointBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
@@ -319,9 +354,9 @@ void CheckpointBackend::use_weight_cache(std::shared_ptr<PreparedWeightCache> ca
   state_->use_weight_cache(std::move(cache));
 }
 
-void CheckpointBackend::compute_convolutions_in(DType compute) {
+void CheckpointBackend::compute_in(DType compute) {
   for (ExecutorCache* cache : state_->caches()) {
-    if (!cache->compiled.empty()) throw Error("engine", "compute_convolutions_in after a network was compiled");
+    if (!cache->compiled.empty()) throw Error("engine", "compute_in after a network was compiled");
   }
   for (ExecutorCache* cache : state_->caches()) cache->compute = compute;
 }

@@ -68,10 +68,10 @@ class CheckpointBackend final : public HostBackend {
   // Must come before the first call; throws websd::Error after it.
   void use_weight_cache(std::shared_ptr<PreparedWeightCache> cache);
   bool uses_weight_cache() const;
-  // Convolutions compute in `compute`: f32 (the default) or bf16, which needs a CPU with native
-  // bf16 (cpu::conv_bf16_available; the first call fails clearly elsewhere). Must come before
+  // Convolutions and linear layers compute in `compute`: f32 (the default) or bf16, which needs a CPU with native
+  // bf16 (cpu::onednn_bf16_available; the first call fails clearly elsewhere). Must come before
   // anything is compiled (the first call or check); throws websd::Error after it.
-  void compute_convolutions_in(DType compute);
+  void compute_in(DType compute);
   // Whether `component` ("text_encoder", "unet", "vae") found its weights in the cache (as of now).
   bool weight_cache_hit(const std::string& component) const;
 
@@ -80,7 +80,8 @@ class CheckpointBackend final : public HostBackend {
 
   // Executors held now (all networks and shapes), for tests of the cache.
   std::size_t executor_count() const;
-  // Weight tensors held now (all networks).
+  // Weight tensors prepared from the checkpoint and held now (all networks; f32, or bf16 where a
+  // bf16 kernel reads them), not those mapped from the prepared-weight cache.
   std::size_t loaded_weight_count() const;
   // Over every network and input shape run so far (each counted once, even if rebuilt).
   TuningCoverage tuning_coverage() const;

@@ -49,7 +49,7 @@ std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& fun
   if (recipe.kind == passes::WeightRecipe::Kind::kCopy && recipe.sources.size() == 1) {
     return get(function, recipe.sources[0].name, recipe.type.shape, packing);
   }
-  const std::string key = packing ? recipe.name + "@" + packing->name : recipe.name;
+  const std::string key = loaded_key(recipe, packing);
   if (const auto found = loaded_.find(key); found != loaded_.end()) return found->second;
   std::vector<float> values = passes::weight_recipe_materialize(recipe, [&](const std::string& name) {
     for (const auto& source : recipe.sources) {
@@ -61,6 +61,17 @@ std::shared_ptr<std::vector<float>> ComponentWeights::get(const std::string& fun
   auto storage = std::make_shared<std::vector<float>>(packing ? packing->pack(values) : std::move(values));
   loaded_.emplace(key, storage);
   return storage;
+}
+
+void ComponentWeights::forget(const passes::WeightRecipe& recipe, const WeightLayout* packing) {
+  loaded_.erase(loaded_key(recipe, packing));
+}
+
+std::string ComponentWeights::loaded_key(const passes::WeightRecipe& recipe, const WeightLayout* packing) {
+  // A copy of one parameter is kept under the parameter's name (get by name shares it).
+  const bool copy = recipe.kind == passes::WeightRecipe::Kind::kCopy && recipe.sources.size() == 1;
+  const std::string& name = copy ? recipe.sources[0].name : recipe.name;
+  return packing ? name + "@" + packing->name : name;
 }
 
 }  // namespace websd::compiler

@@ -35,12 +35,18 @@ class ComponentWeights {
   std::shared_ptr<std::vector<float>> get(const std::string& function, const passes::WeightRecipe& recipe,
                                           const WeightLayout* packing = nullptr);
 
+  // Drops the storage get(function, recipe, packing) keeps, if any: for a caller that keeps its own
+  // narrower copy of it (bf16), so the float32 values are not held beside it.
+  void forget(const passes::WeightRecipe& recipe, const WeightLayout* packing);
+
   // Tensors held now.
   std::size_t loaded_count() const { return loaded_.size(); }
   // Drops every tensor held (storage shared with executors lives on until they go too).
   void release() { loaded_.clear(); }
 
  private:
+  // Where get() keeps the storage of `recipe` packed by `packing`.
+  static std::string loaded_key(const passes::WeightRecipe& recipe, const WeightLayout* packing);
   // Parameter `name`'s float32 values, read from the checkpoint (its mapped pages dropped after).
   std::vector<float> read_parameter(const std::string& function, const std::string& name, const Shape& shape) const;
 

@@ -68,9 +68,10 @@ void register_activations(OpSink& sink) {
 void register_linear_and_attention(OpSink& sink) {
   add_composite(
       sink, "linear", 2, 3,
-      [](const std::vector<TensorType>& in, const Attrs&) {
+      [](const std::vector<TensorType>& in, const Attrs& attrs) {
         expect_float(in[0], "input");
         expect_rank(in[1], 2, "weight (out, in)");
+        expect_compute_attr(attrs, "linear");
         if (in[0].shape.back() != in[1].shape[1]) {
           op_type_error("input width " + std::to_string(in[0].shape.back()) + " != weight in_features " +
                         std::to_string(in[1].shape[1]));
@@ -80,7 +81,8 @@ void register_linear_and_attention(OpSink& sink) {
         shape.back() = in[1].shape[0];
         return std::vector<TensorType>{{in[0].dtype, shape}};
       },
-      "x @ W^T + b (torch.nn.Linear)");
+      "x @ W^T + b (torch.nn.Linear); attr compute (\"f32\" or \"bf16\": the type x and W enter the product "
+      "in, accumulating in f32; absent: f32)");
 
   add_composite(
       sink, "attention", 3, 3,

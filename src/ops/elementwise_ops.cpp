@@ -41,6 +41,13 @@ void expect_float(const TensorType& type, const char* what) {
     op_type_error(std::string(what) + " must be a float tensor, got " + type.to_string());
 }
 
+void expect_compute_attr(const Attrs& attrs, const char* op) {
+  if (!attrs.has("compute")) return;
+  const std::string& compute = attrs.get_string("compute", op);
+  if (compute != "f32" && compute != "bf16")
+    op_type_error("compute must be \"f32\" or \"bf16\", got \"" + compute + "\"");
+}
+
 void register_elementwise_ops(OpSink& sink) {
   const auto unary = [&](const char* name, const char* summary) {
     sink.add({name, 1, 1, kTraitElementwise,

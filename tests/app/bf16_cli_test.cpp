@@ -1,5 +1,5 @@
-// `--dtype bf16` as a user meets it (issue 22): generate and build say which type convolutions
-// compute in, a CPU without native bf16 keeps f32 and says why (its image is then the f32 one, byte
+// `--dtype bf16` as a user meets it (issue 22): generate and build say which type convolutions and
+// linear layers compute in, a CPU without native bf16 keeps f32 and says why (its image is then the f32 one, byte
 // for byte), a bf16 build's launch lists carry the choice, and the option is refused where it means
 // nothing.
 #include <gtest/gtest.h>
@@ -9,17 +9,18 @@
 
 #include "support/cli_checks.h"
 #include "support/fixtures.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/bf16_support.h"
 
 namespace websd::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kNoBf16 = "this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions compute in f32";
-const char* const kBf16 = "convolutions compute in bf16 (f32 accumulation)";
+const char* const kNoBf16 =
+    "this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions and linear layers compute in f32";
+const char* const kBf16 = "convolutions and linear layers compute in bf16 (f32 accumulation)";
 
-TEST(Bf16Cli, GenerateSaysWhatConvolutionsComputeIn) {
+TEST(Bf16Cli, GenerateSaysWhatItComputesIn) {
   const fs::path dir = fs::temp_directory_path() / "websd-bf16-cli";
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -29,7 +30,7 @@ TEST(Bf16Cli, GenerateSaysWhatConvolutionsComputeIn) {
   const CommandResult bf16 =
       run_websd(generate_args(fixture_model(), (dir / "bf16.png").string(), {"--dtype", "bf16", "--no-weight-cache"}));
   ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
-  if (cpu::conv_bf16_available()) {
+  if (cpu::onednn_bf16_available()) {
     EXPECT_NE(bf16.err.find(kBf16), std::string::npos) << bf16.err;
     EXPECT_EQ(f32.err.find(kBf16), std::string::npos) << f32.err;
   } else {
@@ -49,8 +50,8 @@ TEST(Bf16Cli, ABf16CpuBuildRecordsTheChoiceInItsLaunchLists) {
   const std::string manifest = read_all((dir / "art" / "manifest.json").string());
   ASSERT_FALSE(manifest.empty());
   const bool marked = std::regex_search(manifest, std::regex("\"compute\":\\s*\"bf16\""));
-  EXPECT_EQ(marked, cpu::conv_bf16_available());
-  EXPECT_NE(built.err.find(cpu::conv_bf16_available() ? kBf16 : kNoBf16), std::string::npos) << built.err;
+  EXPECT_EQ(marked, cpu::onednn_bf16_available());
+  EXPECT_NE(built.err.find(cpu::onednn_bf16_available() ? kBf16 : kNoBf16), std::string::npos) << built.err;
   const CommandResult ran = run_websd({"generate", "--artifact", (dir / "art").string(), "--prompt", "a boat",
                                        "--steps", "1", "--seed", "1", "--out", (dir / "out.png").string()});
   EXPECT_EQ(ran.exit_code, 0) << ran.err;

@@ -1,7 +1,8 @@
 // CheckpointBackend with the prepared-weight cache, as `websd generate --model` runs it: the first
 // backend prepares and writes the weights, a second one maps them (none prepared) and computes the
 // same bits as a backend without the cache; a copy of the checkpoint finds them by content; a
-// checkpoint rewritten with other weights does not; a damaged file is removed and rebuilt.
+// checkpoint rewritten with other weights does not; a damaged file is removed and rebuilt; bf16
+// weights are cached as bf16.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/checkpoint_backend.h"
+#include "core/error.h"
 #include "models/random_checkpoint.h"
 #include "pipeline/host_calls.h"
 #include "support/fixtures.h"
+#include "targets/cpu/runtime/bf16_support.h"
 
 namespace websd {
 namespace {
@@ -70,6 +73,14 @@ std::size_t wpw_files(const std::string& dir) {
   return count;
 }
 
+std::uintmax_t wpw_bytes(const std::string& dir) {
+  std::uintmax_t bytes = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".wpw") bytes += entry.file_size();
+  }
+  return bytes;
+}
+
 // Every network run once on a fresh backend, with the prepared-weight cache in `cache_dir` (none
 // when empty): the outputs, and how many weights the run prepared from the checkpoint. The
 // backend is gone when it returns, so its cache writes have finished.
@@ -78,8 +89,10 @@ struct BackendRun {
   std::size_t prepared = 0;
 };
 
-BackendRun run_backend(const std::string& model, const std::string& cache_dir, std::vector<std::string>* notices) {
+BackendRun run_backend(const std::string& model, const std::string& cache_dir, std::vector<std::string>* notices,
+                       DType compute = DType::kF32) {
   backends::CheckpointBackend backend(model);
+  backend.compute_in(compute);
   if (!cache_dir.empty()) backend.use_weight_cache(cache_in(cache_dir, notices));
   BackendRun run;
   run.outputs = run_networks(backend);
@@ -99,6 +112,34 @@ TEST(CheckpointWeightCache, ASecondRunMapsThePreparedWeightsAndComputesTheSameBi
   const BackendRun second = run_backend(model, dir + "/cache", &notices);
   expect_same_bits(second.outputs, uncached);
   EXPECT_EQ(second.prepared, 0u);  // every weight came from the cache
+  EXPECT_TRUE(notices.empty()) << notices.front();
+}
+
+// --dtype bf16: the weights bf16 kernels read are cached as the bf16 bytes the device holds (the
+// files smaller than f32's), mapped by a second run, which computes the same bits. A CPU without
+// native bf16 refuses the backend's first call instead.
+TEST(CheckpointWeightCache, Bf16WeightsAreCachedAsBf16AndMappedOnASecondRun) {
+  const std::string dir = test::make_temp_dir("weight-cache-bf16");
+  const std::string model = write_model(dir + "/model", 1);
+  std::vector<std::string> notices;
+  if (!cpu::onednn_bf16_available()) {
+    try {
+      run_backend(model, dir + "/cache", &notices, DType::kBF16);
+      FAIL() << "a bf16 backend ran on a CPU without native bf16";
+    } catch (const Error& error) {
+      EXPECT_NE(error.message().find("no native bf16 (AVX512-BF16 or AMX)"), std::string::npos) << error.message();
+    }
+    return;
+  }
+  const Outputs uncached = run_backend(model, "", &notices, DType::kBF16).outputs;
+  const BackendRun first = run_backend(model, dir + "/cache", &notices, DType::kBF16);
+  expect_same_bits(first.outputs, uncached);
+  EXPECT_GT(first.prepared, 0u);
+  const BackendRun second = run_backend(model, dir + "/cache", &notices, DType::kBF16);
+  expect_same_bits(second.outputs, uncached);
+  EXPECT_EQ(second.prepared, 0u);  // every weight came from the cache
+  run_backend(model, dir + "/f32-cache", &notices);
+  EXPECT_LT(wpw_bytes(dir + "/cache"), wpw_bytes(dir + "/f32-cache") * 3 / 4);
   EXPECT_TRUE(notices.empty()) << notices.front();
 }
 

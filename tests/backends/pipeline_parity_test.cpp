@@ -20,7 +20,7 @@
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "support/fixtures.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/bf16_support.h"
 
 namespace websd {
 namespace {
@@ -54,7 +54,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 backends::CheckpointBackend& tiny_bf16_backend() {
   static const auto backend = [] {
     auto made = std::make_unique<backends::CheckpointBackend>(test::tiny_model_dir());
-    made->compute_convolutions_in(DType::kBF16);
+    made->compute_in(DType::kBF16);
     return made;
   }();
   return *backend;
@@ -69,7 +69,7 @@ DiffusionBackend& backend_for(const std::string& kind) {
 // Where `backend` is "model_bf16" on a CPU without native bf16: the generation fails with one
 // sentence saying so (true, the case is done), else false.
 bool bf16_refused_here(const std::string& backend, const std::function<void()>& generate_image) {
-  if (backend != "model_bf16" || cpu::conv_bf16_available()) return false;
+  if (backend != "model_bf16" || cpu::onednn_bf16_available()) return false;
   try {
     generate_image();
     ADD_FAILURE() << "bf16 convolutions ran on a CPU without native bf16";

@@ -11,6 +11,9 @@
 #include "targets/cpu/codegen/cpu_target.h"
 #include "compiler/target_registry.h"
 #include "core/error.h"
+#include "graph/function_builder.h"
+#include "graph/op_registry.h"
+#include "passes/pass_pipeline.h"
 #include "import/diffusers_checkpoint.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
@@ -40,6 +43,40 @@ TEST(TargetRegistry, TheCpuTargetSupportsItsKernelsAndNotInventedOps) {
   EXPECT_TRUE(cpu_target().supports("conv2d_nhwc"));
   EXPECT_TRUE(cpu_target().supports("matmul"));
   EXPECT_FALSE(cpu_target().supports("warp_drive"));
+}
+
+// `--dtype bf16` on the cpu target: the pass list marks every linear layer (and convolution)
+// compute = bf16, and a linear layer's weight is then stored as bf16 in torch's order (values as
+// they are, narrowed at import). Convolutions' bf16 packing needs a bf16 CPU: bf16_conv_test.
+TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {4, 8}});
+  const auto w = b.weight("proj.weight", {6, 8});
+  function.set_outputs({b.op("linear", {x, w, b.weight("proj.bias", {6})})});
+  PassListHooks hooks;
+  hooks.compute = DType::kBF16;
+  const graph::Function compiled = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
+  int linears = 0;
+  for (const auto& node : compiled.nodes()) {
+    if (node.op->name != "linear") continue;
+    linears += 1;
+    EXPECT_EQ(node.attrs.get_string("compute", "linear"), "bf16");
+    const std::optional<WeightLayout> layout = cpu_target().weight_layout(compiled, node.inputs[1]);
+    ASSERT_TRUE(layout.has_value());
+    EXPECT_EQ(layout->name, "bf16-row-major");
+    const std::vector<float> values = {1.5f, -2.25f, 3.0f};
+    EXPECT_EQ(layout->pack(values), values);
+    EXPECT_FALSE(cpu_target().weight_layout(compiled, node.inputs[2]).has_value()) << "the bias stays f32";
+  }
+  EXPECT_EQ(linears, 1);
+  hooks.compute = DType::kF32;
+  const graph::Function plain = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
+  for (const auto& node : plain.nodes()) EXPECT_FALSE(node.attrs.has("compute")) << node.op->name;
+  for (const auto id : plain.weights()) EXPECT_FALSE(cpu_target().weight_layout(plain, id).has_value());
+  hooks.compute = DType::kF16;
+  EXPECT_NE(error_of([&] { cpu_target().pass_list(hooks); }).find("the cpu target computes in f32 or bf16, not f16"),
+            std::string::npos);
 }
 
 // The CPU target, less one op its kernels run.

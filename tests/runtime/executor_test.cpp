@@ -3,9 +3,9 @@
 // weights shared between executors through a DeviceWeightCache,
 // inputs from and outputs to device buffers,
 // several arenas when the target's buffers are small, stable input/output slots, its errors for
-// wrong inputs, unbound weights, missing kernels, edited operand types and dtypes the device does
-// not store; and what lower_to_launch_list (passes/launch_lowering.h) makes of reshapes (views, no
-// launch), of its kernel table and of a wrong weight count.
+// wrong inputs, unbound weights, missing kernels, edited operand types, weights in another kernel's
+// layout and dtypes the device does not store; and what lower_to_launch_list (passes/launch_lowering.h) makes of
+// reshapes (views, no launch), of its kernel table and of a wrong weight count.
 #include "runtime/executor.h"
 
 #include <gtest/gtest.h>
@@ -471,6 +471,21 @@ TEST(Executor, OperandTypesThatDoNotFitTheOpAreRefusedAtLoad) {
   edited.values[written].type.shape = {1, 2};
   const std::string error = error_of([&] { Executor executor(device, edited); });
   EXPECT_NE(error.find("small: launch 1 of 'silu': writes 1 values whose types differ"), std::string::npos) << error;
+}
+
+// A weight held in a kernel's own layout (a bf16 linear layer's here, half the bytes of its type)
+// fed by an edited list to a kernel that reads plain f32 would be read past its end: refused at load,
+// for built-in and generated kernels alike.
+TEST(Executor, AWeightInAKernelLayoutReadByAnotherKernelIsRefusedAtLoad) {
+  const auto f = websd::test::launch_test_function();
+  cpu::CpuDevice device;
+  LaunchList edited = lower(f.function);
+  edited.weights[0].layout = "bf16-row-major";
+  const std::string error = error_of([&] { Executor executor(device, edited); });
+  EXPECT_NE(error.find("small: launch 0 of 'mul': reads weight 'w', stored in kernel layout 'bf16-row-major', which "
+                       "this kernel does not read"),
+            std::string::npos)
+      << error;
 }
 
 // Regression: the reader checks an arena value's extent by its declared dtype, so a value declared

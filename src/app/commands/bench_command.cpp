@@ -398,7 +398,7 @@ void run_bench(const BenchOptions& options) {
     const std::shared_ptr<const DiffusersCheckpoint> checkpoint = open_model(options.model, "bench");
     backends::CheckpointBackend backend(checkpoint, backends::Residency::kOneNetwork,
                                         tuning_db ? &*tuning_db : nullptr);
-    backend.compute_convolutions_in(cpu_compute_dtype(options.compute.dtype, "bench"));
+    backend.compute_in(cpu_compute_dtype(options.compute.dtype, "bench"));
     if (auto cache = open_weight_cache(options.weight_cache, "bench")) backend.use_weight_cache(std::move(cache));
     result.open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
     result.open_peak_rss = peak_rss_bytes();

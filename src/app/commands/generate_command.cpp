@@ -347,7 +347,7 @@ void run_generate(GenerateOptions options) {
                                                                      : checkpoint->scheduler_config_origin();
     auto graph = std::make_unique<backends::CheckpointBackend>(checkpoint, backends::Residency::kOneNetwork,
                                                                tuning_db ? &*tuning_db : nullptr);
-    graph->compute_convolutions_in(cpu_compute_dtype(options.compute.dtype, "generate"));
+    graph->compute_in(cpu_compute_dtype(options.compute.dtype, "generate"));
     if (auto cache = open_weight_cache(options.weight_cache, "generate")) graph->use_weight_cache(std::move(cache));
     graph_backend = graph.get();
     backend_owner = std::move(graph);

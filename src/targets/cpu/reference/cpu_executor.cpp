@@ -13,6 +13,7 @@
 #include "passes/lower_composites.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/onednn_linear.h"
 #include "tuning/apply_tuning.h"
 #include "tuning/cpu_device.h"
 
@@ -29,6 +30,13 @@ std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function,
   for (const auto& node : function.nodes()) {
     for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
       if (node.inputs[slot] != id) continue;
+      if (node.op->name == "linear" && slot == 1 && linear_computes_in_bf16(node.attrs)) {
+        // Held as bf16 in torch's order: the values stay as they are and are narrowed at import.
+        if (packing && packing->layout != kLinearBf16Layout) return std::nullopt;
+        packing = WeightPacking{std::string(kLinearBf16Layout),
+                                [](const std::vector<float>& row_major) { return row_major; }};
+        continue;
+      }
       if (node.op->name != "conv2d_nhwc" || slot != 1) return std::nullopt;
       std::vector<const TensorType*> types;
       for (const auto input : node.inputs) types.push_back(&function.value(input).type);

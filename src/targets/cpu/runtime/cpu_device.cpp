@@ -14,6 +14,7 @@
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
 #include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/onednn_linear.h"
 
 namespace websd::cpu {
 namespace {
@@ -46,7 +47,8 @@ struct CpuProgram final : runtime::DeviceProgram {
   const runtime::LaunchList* list = nullptr;  // owned by the executor, which outlives the program
   std::vector<LaunchFn> launch_fns;           // parallel to list->launches
   std::vector<std::shared_ptr<const KernelLibrary>> libraries;
-  // Packed convolution weights: the value and the bytes its kernel reads, checked when bound.
+  // Weights in a kernel's layout (check_weight_layouts): the value and the bytes its kernel reads,
+  // checked when bound.
   std::vector<std::pair<std::int32_t, std::uint64_t>> packed_weights;
   // Bound state: every value as a CpuTensor view, and each launch's operands.
   std::vector<CpuTensor> values;
@@ -112,6 +114,39 @@ std::uint64_t check_conv_weight_layout(const runtime::LaunchList& list, const ru
   return wanted.empty() ? 0 : conv_packed_weight_bytes(geometry);
 }
 
+// A weight stored in a kernel's own layout (packed, or narrowed to bf16) holds bytes that only the
+// kernel it was made for can read: a convolution's weight operand in the layout its primitive
+// wants, or a bf16 linear layer's. Records what each such kernel reads of it in `packed` (checked
+// against the buffers when bound) and refuses any other reader.
+void check_weight_layouts(const runtime::LaunchList& list, const runtime::Launch& launch, const std::string& where,
+                          std::vector<std::pair<std::int32_t, std::uint64_t>>& packed) {
+  const runtime::Kernel& kernel = list.kernel_of(launch);
+  const bool builtin = kernel.source != "file";
+  const std::vector<std::int32_t> reads = launch.reads();
+  for (std::size_t slot = 0; slot < reads.size(); ++slot) {
+    const runtime::LaunchValue& value = list.values[reads[slot]];
+    const bool is_weight = value.placement == runtime::Placement::kWeight;
+    const std::string& layout = is_weight ? list.weights[static_cast<std::size_t>(value.index)].layout : "";
+    if (builtin && slot == 1 && kernel.entry == "conv2d_nhwc") {
+      if (const std::uint64_t bytes = check_conv_weight_layout(list, launch); bytes > 0) {
+        packed.emplace_back(reads[slot], bytes);
+      }
+      continue;
+    }
+    if (builtin && slot == 1 && kernel.entry == "linear" && linear_computes_in_bf16(launch.attrs) &&
+        layout == kLinearBf16Layout) {
+      packed.emplace_back(reads[slot], static_cast<std::uint64_t>(value.type.numel()) * sizeof(std::uint16_t));
+      continue;
+    }
+    if (!layout.empty()) {
+      throw Error("artifact", where + ": reads weight '" + list.weights[static_cast<std::size_t>(value.index)].name +
+                                  "', stored in kernel layout '" + layout +
+                                  "', which this kernel does not read (the launch lists were edited or are corrupt: "
+                                  "rebuild the artifact)");
+    }
+  }
+}
+
 }  // namespace
 
 CpuDevice::CpuDevice() {
@@ -144,7 +179,7 @@ runtime::BufferPtr CpuDevice::allocate(std::uint64_t bytes) {
 }
 
 runtime::BufferPtr CpuDevice::import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
-  if (conv_layout_reads_bf16(weight.layout)) return import_bf16_packed(weight, data);
+  if (weight_layout_holds_bf16(weight.layout)) return import_bf16_packed(weight, data);
   if (data.dtype == DType::kF32) {
     // In place: the source's owner (a mapped shard, a loaded tensor) lives as long as the buffer.
     return std::make_shared<CpuBuffer>(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), data.owner);
@@ -245,6 +280,7 @@ std::unique_ptr<runtime::DeviceProgram> CpuDevice::prepare(const runtime::Launch
                                     ": its operand shapes differ from the kernel library's (the launch lists "
                                     "were edited or are corrupt: rebuild the artifact)");
       }
+      check_weight_layouts(list, launch, where, program->packed_weights);
       const KernelLibrary* owner = library.get();
       program->launch_fns.push_back(
           [owner, &entry](const std::vector<const CpuTensor*>& in, CpuTensor& out) { owner->run(entry, in, out); });
@@ -254,11 +290,7 @@ std::unique_ptr<runtime::DeviceProgram> CpuDevice::prepare(const runtime::Launch
     if (cpu_kernel == nullptr)
       throw Error("artifact", where + ": this runtime's CPU target has no such kernel (built by a newer websd?)");
     check_operand_types(list, l, launch);
-    if (kernel.entry == "conv2d_nhwc") {
-      if (const std::uint64_t bytes = check_conv_weight_layout(list, launch); bytes > 0) {
-        program->packed_weights.emplace_back(launch.reads()[1], bytes);
-      }
-    }
+    check_weight_layouts(list, launch, where, program->packed_weights);
     const Attrs* attrs = &launch.attrs;
     program->launch_fns.push_back([cpu_kernel, attrs](const std::vector<const CpuTensor*>& in, CpuTensor& out) {
       (*cpu_kernel)(in, *attrs, out);
@@ -283,9 +315,8 @@ void CpuDevice::bind(runtime::DeviceProgram& generic, const std::vector<runtime:
     if (range.buffer->bytes() - range.offset < bytes) {
       throw Error("artifact", list.symbol + ": packed weight '" +
                                   list.weights[static_cast<std::size_t>(list.values[id].index)].name + "' holds " +
-                                  std::to_string(range.buffer->bytes() - range.offset) +
-                                  " bytes; its convolution reads " + std::to_string(bytes) +
-                                  " (edited or corrupt: rebuild the artifact)");
+                                  std::to_string(range.buffer->bytes() - range.offset) + " bytes; its kernel reads " +
+                                  std::to_string(bytes) + " (edited or corrupt: rebuild the artifact)");
     }
   }
   program.operands.assign(list.launches.size(), {});
@@ -313,6 +344,7 @@ void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* ti
 
 void CpuDevice::trim() {
   conv_release_caches();
+  linear_release_caches();
   malloc_trim(0);
 }
 

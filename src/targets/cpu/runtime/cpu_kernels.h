@@ -35,4 +35,11 @@ struct ConvGeometry;
 ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, const Attrs& attrs,
                                   const TensorType& output);
 
+// Whether a linear node's operands enter its product as bf16 (attribute compute = "bf16"); its
+// weight is then held in onednn_linear.h's kLinearBf16Layout.
+bool linear_computes_in_bf16(const Attrs& attrs);
+// Whether a weight stored in `layout` is held as bf16 (a bf16 convolution's packing or a bf16
+// linear layer's): narrowed once at import unless stored as bf16 already.
+bool weight_layout_holds_bf16(const std::string& layout);
+
 }  // namespace websd::cpu

@@ -1,5 +1,6 @@
 #include "targets/cpu/runtime/cpu_memory_check.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "io/system_memory.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/onednn_linear.h"
 
 namespace websd::cpu {
 
@@ -18,18 +20,24 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
   need.intermediates = static_cast<std::uint64_t>(list.memory.total_bytes());
   if (weights_to_load) {
     for (const runtime::LaunchWeight& weight : list.weights) {
-      need.weights += static_cast<std::uint64_t>(shape_numel(weight.type.shape)) * sizeof(float);
+      const std::uint64_t value_bytes = weight_layout_holds_bf16(weight.layout) ? 2 : sizeof(float);
+      need.weights += static_cast<std::uint64_t>(shape_numel(weight.type.shape)) * value_bytes;
     }
   }
   std::vector<ConvGeometry> convolutions;
+  std::uint64_t linear_bf16 = 0;  // the largest bf16 linear layer's buffers (one runs at a time)
   for (const runtime::Launch& launch : list.launches) {
-    if (list.kernel_of(launch).entry != "conv2d_nhwc") continue;
+    const std::string& entry = list.kernel_of(launch).entry;
     std::vector<const TensorType*> types;
     for (const auto id : launch.reads()) types.push_back(&list.values[static_cast<std::size_t>(id)].type);
     const TensorType& out = list.values[static_cast<std::size_t>(launch.writes().at(0))].type;
-    convolutions.push_back(conv2d_nhwc_geometry(types, launch.attrs, out));
+    if (entry == "conv2d_nhwc") convolutions.push_back(conv2d_nhwc_geometry(types, launch.attrs, out));
+    if (entry == "linear" && linear_computes_in_bf16(launch.attrs)) {
+      const std::int64_t n = types[1]->shape[0], k = types[1]->shape[1];
+      linear_bf16 = std::max(linear_bf16, linear_bf16_workspace_bytes(types[0]->numel() / k, n, k, types.size() == 3));
+    }
   }
-  need.workspace = conv_workspace_bytes(convolutions) + kWorkspaceMargin;
+  need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + kWorkspaceMargin;
   return need;
 }
 

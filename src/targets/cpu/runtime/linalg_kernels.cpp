@@ -1,9 +1,11 @@
 // Matrix multiplication, linear layers and convolution on the CPU through oneDNN's GEMM.
 #include <cstring>
 
+#include "core/error.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/gemm.h"
 #include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/onednn_linear.h"
 #include "targets/cpu/runtime/parallel.h"
 
 namespace websd::cpu {
@@ -51,10 +53,22 @@ void matmul_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
   }
 }
 
-void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs&, CpuTensor& out) {
+void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
   const std::int64_t n = in[1]->type.shape[0], k = in[1]->type.shape[1];
   const std::int64_t m = in[0]->numel() / k;
   float* y = out.fdata();
+  const bool weight_bf16 = in[1]->layout == kLinearBf16Layout;
+  if (!weight_bf16 && !in[1]->layout.empty()) {
+    throw Error("cpu", "linear: weight held in layout '" + in[1]->layout +
+                           "', which no linear layer reads (a websd bug, please report it)");
+  }
+  if (linear_computes_in_bf16(attrs)) {
+    onednn_linear_bf16(m, n, k, in[0]->fdata(), in[1]->fdata(), weight_bf16, in.size() == 3 ? in[2]->fdata() : nullptr,
+                       y);
+    return;
+  }
+  if (weight_bf16)
+    throw Error("cpu", "linear: a bf16 weight read by an f32 linear layer (a websd bug, please report it)");
   if (in.size() == 3) {
     const float* bias = in[2]->fdata();
     for (std::int64_t row = 0; row < m; ++row) std::memcpy(y + row * n, bias, n * sizeof(float));
@@ -129,6 +143,14 @@ void conv2d_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
 }
 
 }  // namespace
+
+bool linear_computes_in_bf16(const Attrs& attrs) {
+  return attrs.has("compute") && attrs.get_string("compute", "linear") == "bf16";
+}
+
+bool weight_layout_holds_bf16(const std::string& layout) {
+  return conv_layout_reads_bf16(layout) || layout == kLinearBf16Layout;
+}
 
 void add_linalg_kernels(CpuKernelTable& table) {
   table.emplace_back("matmul", matmul_kernel);

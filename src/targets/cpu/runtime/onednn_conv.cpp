@@ -11,6 +11,8 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "targets/cpu/runtime/bf16_support.h"
+#include "targets/cpu/runtime/onednn_runtime.h"
 #include "targets/cpu/runtime/parallel.h"
 
 namespace websd::cpu {
@@ -20,16 +22,6 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr auto kBf16 = memory::data_type::bf16;
-
-struct Runtime {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-};
-
-Runtime& runtime() {
-  static Runtime instance;
-  return instance;
-}
 
 using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool>;
 
@@ -95,7 +87,7 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   const memory::desc dst({pixels, g.w[0]}, kF32, Tag::ab);
   const memory::desc bias = g.bias ? memory::desc({1, g.w[0]}, kF32, Tag::ab) : memory::desc();
   const dnnl::primitive_attr attr = accumulate_attr(g);
-  const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, runtime().engine);
+  const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, bias, dst), attr, onednn_runtime().engine);
   return plan_of<dnnl::matmul>(true, desc);
 }
 
@@ -116,7 +108,7 @@ ConvPlan direct_plan(const ConvGeometry& g) {
                                            weights, bias, dst, {g.stride, g.stride}, {g.padding, g.padding},
                                            {g.padding, g.padding});
   const dnnl::primitive_attr attr = accumulate_attr(g);
-  const dnnl::convolution_forward::primitive_desc desc(op, attr, runtime().engine);
+  const dnnl::convolution_forward::primitive_desc desc(op, attr, onednn_runtime().engine);
   return plan_of<dnnl::convolution_forward>(false, desc);
 }
 
@@ -144,7 +136,7 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
   try {
     const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd,
                                              src, weights, bias, dst, {1, 1}, {1, 1}, {1, 1});
-    const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), runtime().engine);
+    const dnnl::convolution_forward::primitive_desc desc(op, accumulate_attr(g), onednn_runtime().engine);
     return plan_of<dnnl::convolution_forward>(false, desc);
   } catch (const dnnl::error&) {
     return std::nullopt;
@@ -195,7 +187,7 @@ const ConvPlan& plan_for(const ConvGeometry& g) {
   const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16};
   const auto found = plans.find(key);
   if (found != plans.end()) return found->second;
-  if (g.bf16 && !conv_bf16_available()) {
+  if (g.bf16 && !onednn_bf16_available()) {
     throw Error("cpu",
                 "this convolution computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
                 "(AVX512-BF16 or AMX): use --dtype f32 here");
@@ -212,8 +204,8 @@ const ConvPlan& plan_for(const ConvGeometry& g) {
 memory to_layout(const memory& user, const memory::desc& wanted, std::vector<float>& scratch, bool convert = true) {
   if (user.get_desc() == wanted) return user;
   scratch.resize(std::max(scratch.size(), (wanted.get_size() + sizeof(float) - 1) / sizeof(float)));
-  memory converted(wanted, runtime().engine, scratch.data());
-  if (convert) dnnl::reorder(user, converted).execute(runtime().stream, const_cast<memory&>(user), converted);
+  memory converted(wanted, onednn_runtime().engine, scratch.data());
+  if (convert) dnnl::reorder(user, converted).execute(onednn_runtime().stream, const_cast<memory&>(user), converted);
   return converted;
 }
 
@@ -240,13 +232,13 @@ memory::desc f32_twin(const memory::desc& desc) {
 // The weight from plain OIHW into `layout` (the plan's weight layout, or its f32 twin).
 void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* oihw, const memory::desc& layout,
                       void* packed) {
-  memory target(layout, runtime().engine, packed);
+  memory target(layout, onednn_runtime().engine, packed);
   std::vector<float> rows;
-  const memory user = plan.as_gemm ? memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, runtime().engine,
-                                            (rows = gemm_weight_rows(g, oihw)).data())
-                                   : memory(plain_weight_desc(g), runtime().engine, const_cast<float*>(oihw));
-  dnnl::reorder(user, target).execute(runtime().stream, const_cast<memory&>(user), target);
-  runtime().stream.wait();
+  const memory user = plan.as_gemm ? memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab},
+                                            onednn_runtime().engine, (rows = gemm_weight_rows(g, oihw)).data())
+                                   : memory(plain_weight_desc(g), onednn_runtime().engine, const_cast<float*>(oihw));
+  dnnl::reorder(user, target).execute(onednn_runtime().stream, const_cast<memory&>(user), target);
+  onednn_runtime().stream.wait();
 }
 
 // Unfolds NHWC x into rows [N*OH*OW, kh*kw*C] (zeros where the window leaves the image).
@@ -295,25 +287,6 @@ void conv_release_caches() {
     caches().plans.clear();
   }
   thread_scratch = ThreadScratch{};
-}
-
-bool conv_bf16_available() {
-  // A small bf16 convolution of the kind SD runs: oneDNN makes it only where the CPU has bf16
-  // instructions (its reference kernels refuse bf16 elsewhere too).
-  static const bool available = [] {
-    try {
-      const memory::desc src({1, 32, 8, 8}, kBf16, Tag::nhwc);
-      const memory::desc weights({32, 32, 3, 3}, kBf16, Tag::any);
-      const memory::desc dst({1, 32, 8, 8}, kF32, Tag::nhwc);
-      const dnnl::convolution_forward::desc op(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                               src, weights, dst, {1, 1}, {1, 1}, {1, 1});
-      const dnnl::convolution_forward::primitive_desc desc(op, runtime().engine);
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return available;
 }
 
 bool conv_layout_reads_bf16(const std::string& layout) {
@@ -398,8 +371,8 @@ std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) 
 void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w_packed, const float* bias, float* y) {
   with_onednn_errors(g, [&] {
     const ConvPlan& plan = plan_for(g);
-    auto& engine = runtime().engine;
-    auto& stream = runtime().stream;
+    auto& engine = onednn_runtime().engine;
+    auto& stream = onednn_runtime().stream;
     std::vector<float> packed;  // only when the weight comes unpacked (a graph input, in tests)
     if (!w_packed) {
       packed.resize((plan.weights.get_size() + sizeof(float) - 1) / sizeof(float));

@@ -26,12 +26,9 @@ struct ConvGeometry {
   bool accumulate = false;  // y += conv(x) + bias instead of y = ...
   ConvLayout layout = ConvLayout::kNchw;
   // Activations and weights enter the primitive as bf16 (accumulation, bias and output stay f32):
-  // the CPU needs native bf16 (AVX512-BF16 or AMX), see conv_bf16_available().
+  // the CPU needs native bf16 (AVX512-BF16 or AMX), see onednn_bf16_available() (bf16_support.h).
   bool bf16 = false;
 };
-
-// Whether this CPU runs bf16 convolutions natively (oneDNN makes a bf16 primitive for it).
-bool conv_bf16_available();
 
 // Whether a packed weight of `layout` (conv_weight_layout's name) is read as bf16 by its kernel.
 // conv_pack_weight still gives its values as f32, in the layout's element order: narrowing each

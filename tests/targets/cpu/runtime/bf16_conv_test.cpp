@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cpu_test_util.h"
+#include "targets/cpu/runtime/bf16_support.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 
 namespace websd::cpu {
@@ -56,7 +57,7 @@ class Bf16Conv : public ::testing::TestWithParam<Case> {};
 TEST_P(Bf16Conv, MatchesF32OnRoundedOperandsOrIsRefused) {
   const Case& c = GetParam();
   const ConvGeometry bf16 = geometry_of(c, true);
-  if (!conv_bf16_available()) {
+  if (!onednn_bf16_available()) {
     try {
       conv_weight_layout(bf16);
       FAIL() << "a bf16 convolution was planned on a CPU without native bf16";
