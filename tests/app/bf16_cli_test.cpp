@@ -49,7 +49,8 @@ TEST(Bf16Cli, ABf16CpuBuildRecordsTheChoiceInItsLaunchLists) {
   ASSERT_EQ(built.exit_code, 0) << built.err;
   const std::string manifest = read_all((dir / "art" / "manifest.json").string());
   ASSERT_FALSE(manifest.empty());
-  const bool marked = std::regex_search(manifest, std::regex("\"compute\":\\s*\"bf16\""));
+  // Launch attributes are typed in the manifest: "compute": {"string": "bf16"}.
+  const bool marked = std::regex_search(manifest, std::regex("\"compute\":\\s*\\{\\s*\"string\":\\s*\"bf16\""));
   EXPECT_EQ(marked, cpu::onednn_bf16_available());
   EXPECT_NE(built.err.find(cpu::onednn_bf16_available() ? kBf16 : kNoBf16), std::string::npos) << built.err;
   const CommandResult ran = run_websd({"generate", "--artifact", (dir / "art").string(), "--prompt", "a boat",

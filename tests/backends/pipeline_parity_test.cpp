@@ -2,7 +2,8 @@
 // backends: the graph executor over the checkpoint ("model") and the runtime over the compiled f32
 // artifact ("artifact"): the four pipe.<sched>.image rows driven by pipe.latents0, and the seeded
 // txt2img / img2img rows driven by seed 42 alone. Images must agree within 4e-3 max abs (about one
-// 8-bit level). "model_bf16" runs the checkpoint with bf16 convolutions (--dtype bf16) within
+// 8-bit level). "model_bf16" runs the checkpoint with bf16 convolutions and linear layers
+// (--dtype bf16) within
 // kBf16ImageTolerance; on a CPU without native bf16 it checks instead that the backend refuses
 // them with a sentence naming what is missing.
 #include <gtest/gtest.h>
@@ -26,9 +27,11 @@ namespace websd {
 namespace {
 
 constexpr double kImageTolerance = 4e-3;
-// bf16 keeps 8 bits of mantissa: activations and weights rounded at every convolution. The bound
-// of the README's "bf16 on the CPU"; the worst row measured on a Xeon with AMX is in the note there.
-constexpr double kBf16ImageTolerance = 2e-2;
+// bf16 keeps 8 bits of mantissa: activations and weights rounded at every convolution and linear
+// layer. Measured on an Intel Xeon with AMX (2026-12-06): 1.0e-2 to 1.9e-2 on eight rows, 5.3e-2 on
+// img2img ddim (14 levels at the worst pixel; its mean difference is far smaller). The bound of the
+// README's "bf16 on the CPU", with a margin; a wrong kernel is off by far more.
+constexpr double kBf16ImageTolerance = 8e-2;
 
 const ClipTokenizer& tiny_tokenizer() {
   static const ClipTokenizer tokenizer = load_clip_tokenizer(test::tiny_model_dir());
