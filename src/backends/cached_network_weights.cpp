@@ -13,13 +13,13 @@ CachedNetworkWeights::CachedNetworkWeights(std::shared_ptr<PreparedWeightCache> 
 
 CachedNetworkWeights::~CachedNetworkWeights() { join_writer(); }
 
-void CachedNetworkWeights::resolve(bool release_pages) {
+void CachedNetworkWeights::resolve() {
   const std::lock_guard lock(mutex_);
   if (resolved_) return;
   resolved_ = true;
   try {
     digest_ = cache_->digest_of(component_);
-    file_ = cache_->open(digest_, signature_, release_pages);
+    file_ = cache_->open(digest_, signature_, true);
   } catch (const std::exception& failure) {
     // The cache only saves time: the run goes on without it.
     disabled_ = true;
@@ -31,7 +31,7 @@ void CachedNetworkWeights::resolve(bool release_pages) {
 }
 
 std::optional<runtime::WeightBytes> CachedNetworkWeights::find(const std::string& key, DType stored) {
-  resolve(false);
+  resolve();
   const std::lock_guard lock(mutex_);
   if (!file_) return std::nullopt;
   const std::optional<std::span<const std::byte>> found = file_->find(key);

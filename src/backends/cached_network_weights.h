@@ -5,7 +5,7 @@
 // background thread while the network runs.
 //
 //   CachedNetworkWeights unet(cache, checkpoint.component("unet"), signature);
-//   unet.resolve(false);                                  // prefetch (optional)
+//   unet.resolve();                                       // prefetch (optional)
 //   if (auto hit = unet.find(key, DType::kF32)) return *hit;  // else prepare, then:
 //   unet.add_prepared(key, prepared);
 //   unet.write_behind();                                  // once the executor has bound its weights
@@ -37,9 +37,12 @@ class CachedNetworkWeights {
   CachedNetworkWeights& operator=(const CachedNetworkWeights&) = delete;
 
   // Finds the component's digest and its verified cache file, once (later calls return at once;
-  // a concurrent call waits for the first). `release_pages`: see PreparedWeightFile::verify. A
-  // failure (an unreadable checkpoint file) is noticed and turns the cache off for this network.
-  void resolve(bool release_pages);
+  // a concurrent call waits for the first). Verifying reads every entry, and a file holds entries a
+  // run does not use (the other --dtype's, other input shapes' packings): each entry's pages leave
+  // the process's resident memory once checked, and the ones the network uses come back from the
+  // page cache when its kernels read them. A failure (an unreadable checkpoint file) is noticed and
+  // turns the cache off for this network.
+  void resolve();
   // Prepared weight `key` from the cache file, as the CPU device adopts it (values of `stored`, the
   // type the key's weights are prepared in; the mapping as owner); nullopt when the file does not
   // hold it.

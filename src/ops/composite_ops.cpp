@@ -93,6 +93,7 @@ void register_linear_and_attention(OpSink& sink) {
           op_type_error("q, k, v shapes disagree");
         }
         attrs.get_float("scale", "attention");
+        expect_compute_attr(attrs, "attention");
         // Optional kernel hint from the tuning database: query rows per block (see src/tuning).
         const auto block_rows = attrs.get_int("block_rows", 128, "attention");
         if (block_rows < 1 || block_rows > 4096) {
@@ -100,7 +101,8 @@ void register_linear_and_attention(OpSink& sink) {
         }
         return std::vector<TensorType>{{in[0].dtype, {q[0], q[1], q[2], v[3]}}};
       },
-      "softmax(q k^T * scale [+ causal mask: query i sees keys <= i]) v, in float32 (block_rows: a kernel hint)");
+      "softmax(q k^T * scale [+ causal mask: query i sees keys <= i]) v, in float32 (block_rows: a kernel hint; "
+      "compute \"bf16\": q k^T and the probabilities times v take bf16 operands, accumulating in f32)");
 
   add_composite(
       sink, "timestep_embedding", 1, 1,

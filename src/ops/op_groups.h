@@ -25,8 +25,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* attr_name);
 void expect_rank(const TensorType& type, std::int64_t rank, const char* what);
 void expect_float(const TensorType& type, const char* what);
-// The optional attribute `compute` of the ops with weights the CPU may read as bf16 (conv2d_nhwc,
-// linear): "f32" or "bf16", the type operands enter the kernel in (accumulating in f32).
+// The optional attribute `compute` of the ops whose products the CPU may take in bf16 (conv2d_nhwc,
+// linear, attention): "f32" or "bf16", the type operands enter the products in (accumulating in f32).
 void expect_compute_attr(const Attrs& attrs, const char* op);
 // GroupNorm over rank-4 input whose channels are axis `channel_axis` (1 for NCHW, 3 for NHWC),
 // gamma and beta [C]; attributes groups (dividing C) and eps.

@@ -79,6 +79,30 @@ TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
             std::string::npos);
 }
 
+TEST(CpuTarget, Bf16ComputeTakesAttentionsProductsInBf16) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto q = b.input("q", {DType::kF32, {1, 2, 16, 8}});
+  const auto kv = b.input("kv", {DType::kF32, {1, 2, 7, 8}});
+  function.set_outputs({b.op("attention", {q, kv, kv}, {{"scale", 0.35}})});
+  for (const DType compute : {DType::kBF16, DType::kF32}) {
+    PassListHooks hooks;
+    hooks.compute = compute;
+    const graph::Function compiled = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
+    int attentions = 0;
+    for (const auto& node : compiled.nodes()) {
+      if (node.op->name != "attention") continue;
+      attentions += 1;
+      if (compute == DType::kBF16) {
+        EXPECT_EQ(node.attrs.get_string("compute", "attention"), "bf16");
+      } else {
+        EXPECT_FALSE(node.attrs.has("compute"));
+      }
+    }
+    EXPECT_EQ(attentions, 1);
+  }
+}
+
 // The CPU target, less one op its kernels run.
 class CpuTargetWithout : public CpuTarget {
  public:

@@ -39,6 +39,32 @@ TEST(CompositeOps, LowerToPrimitivesWithTheSameTypes) {
   EXPECT_EQ(attention_nodes, 1);
 }
 
+TEST(CompositeOps, ComputeIsF32OrBf16WhereTheCpuMayTakeProductsInBf16) {
+  for (const std::string op : {"linear", "attention"}) {
+    for (const std::string compute : {"f32", "bf16", "f16"}) {
+      Function function("f");
+      FunctionBuilder b(function);
+      const ValueId seq = b.input("seq", {DType::kF32, {2, 5, 8}});
+      const ValueId q = b.input("q", {DType::kF32, {2, 2, 5, 4}});
+      const auto build = [&] {
+        if (op == "linear") b.op("linear", {seq, b.weight("w", {3, 8})}, {{"compute", compute}});
+        if (op == "attention") b.op("attention", {q, q, q}, {{"scale", 0.5}, {"compute", compute}});
+      };
+      if (compute != "f16") {
+        EXPECT_NO_THROW(build()) << op << " " << compute;
+        continue;
+      }
+      try {
+        build();
+        ADD_FAILURE() << op << ": compute f16 accepted";
+      } catch (const std::exception& error) {
+        EXPECT_NE(std::string(error.what()).find("compute must be \"f32\" or \"bf16\", got \"f16\""), std::string::npos)
+            << error.what();
+      }
+    }
+  }
+}
+
 TEST(CompositeOps, EveryOpHasASummary) {
   for (const OpDef* op : op_list()) {
     EXPECT_FALSE(op->summary.empty()) << op->name;

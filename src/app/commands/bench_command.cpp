@@ -5,7 +5,6 @@
 // With --model it runs the checkpoint on the graph executor, with --artifact a compiled artifact
 // on the artifact runtime; with both, one after the other in this process (the first backend
 // released and the peak reset in between) and the ratios artifact / model.
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,7 +38,7 @@
 #include "pipeline/random/torch_generator.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
 #include "pipeline/vae_decode_plan.h"
-#include "targets/cpu/runtime/onednn_conv.h"
+#include "targets/cpu/runtime/cpu_device.h"
 #include "tuning/apply_tuning.h"
 
 namespace websd::app {
@@ -411,8 +410,7 @@ void run_bench(const BenchOptions& options) {
   }
   // The model's backend is gone: its convolution primitives and pages go back before the next
   // phase's peak (backends release them when they switch networks, not when they close).
-  cpu::conv_release_caches();
-  malloc_trim(0);
+  cpu::release_cpu_kernel_caches();
   if (!options.artifact.empty() && is_webgpu_artifact(options.artifact)) {
     BenchResult& result = results.emplace_back();
     result.backend = "artifact";

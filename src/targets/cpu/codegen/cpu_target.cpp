@@ -38,13 +38,15 @@ std::vector<std::byte> read_file_bytes(const std::string& path) {
   return {begin, begin + text.size()};
 }
 
-// Every convolution and linear layer reads its activations and weights as bf16 (accumulating in
-// f32): the `compute` attribute the kernels and the weight packing read. Norms, attention's
-// softmax, the elementwise ops and everything the scheduler sees stay f32.
-graph::Function weights_in_bf16(const graph::Function& function) {
+// Every convolution and linear layer reads its activations and weights as bf16, and attention's two
+// products take bf16 operands (all accumulating in f32): the `compute` attribute the kernels and the
+// weight packing read. Norms, attention's softmax statistics, the elementwise ops and everything
+// the scheduler sees stay f32.
+graph::Function products_in_bf16(const graph::Function& function) {
   std::vector<graph::Node> nodes = function.nodes();
   for (auto& node : nodes) {
-    if (node.op->name == "conv2d_nhwc" || node.op->name == "linear") node.attrs.set("compute", std::string("bf16"));
+    const std::string& op = node.op->name;
+    if (op == "conv2d_nhwc" || op == "linear" || op == "attention") node.attrs.set("compute", std::string("bf16"));
   }
   // An attribute the op accepts changes no value type, so the values stay as they are.
   return graph::Function::from_parts(function.symbol(), function.values(), std::move(nodes), function.inputs(),
@@ -80,7 +82,7 @@ passes::Pipeline CpuTarget::pass_list(const PassListHooks& hooks) const {
                       }});
   if (hooks.compute == DType::kBF16) {
     pipeline.push_back(
-        {"weights_in_bf16", [](const graph::Function& f, passes::PassNotes&) { return weights_in_bf16(f); }});
+        {"products_in_bf16", [](const graph::Function& f, passes::PassNotes&) { return products_in_bf16(f); }});
   } else if (hooks.compute != DType::kF32) {
     throw Error("build", "the cpu target computes in f32 or bf16, not " + dtype_lower_name(hooks.compute));
   }

@@ -30,7 +30,7 @@ std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function,
   for (const auto& node : function.nodes()) {
     for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
       if (node.inputs[slot] != id) continue;
-      if (node.op->name == "linear" && slot == 1 && linear_computes_in_bf16(node.attrs)) {
+      if (node.op->name == "linear" && slot == 1 && computes_in_bf16(node.attrs, "linear")) {
         // Held as bf16 in torch's order: the values stay as they are and are narrowed at import.
         if (packing && packing->layout != kLinearBf16Layout) return std::nullopt;
         packing = WeightPacking{std::string(kLinearBf16Layout),

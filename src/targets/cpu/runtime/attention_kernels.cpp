@@ -1,10 +1,12 @@
 // Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
+// Nodes with compute = "bf16" run onednn_attention.h's kernel instead.
 #include <algorithm>
 
 #include "core/error.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/gemm.h"
+#include "targets/cpu/runtime/onednn_attention.h"
 #include "targets/cpu/runtime/parallel.h"
 #include "targets/cpu/runtime/vector_math.h"
 
@@ -32,6 +34,14 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attr
   const Shape& q = in[0]->type.shape;
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
+  if (computes_in_bf16(attrs, "attention")) {
+    const AttentionSizes sizes{heads, q_len, kv_len, dim, v_dim};
+    // A block of every head at once there: the tuning database's block_rows (for this kernel's
+    // per-head blocks) applies only where a record sets it.
+    const std::int64_t rows = attrs.has("block_rows") ? block_rows : attention_bf16_block_rows(sizes);
+    onednn_attention_bf16(sizes, scale, causal, rows, in[0]->fdata(), in[1]->fdata(), in[2]->fdata(), out.fdata());
+    return;
+  }
   const std::int64_t blocks_per_head = (q_len + block_rows - 1) / block_rows;
   // One task per (head, query block); the GEMMs inside run single-threaded (oneDNN does not nest
   // parallel regions), which beats threading each small GEMM.
@@ -50,8 +60,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attr
       // v_dim values per row instead of kv_len.
       for (std::int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * kv_len;
-        // With a causal mask, query i sees keys up to i (queries aligned with the end of the keys).
-        const std::int64_t visible = causal ? row0 + r + kv_len - q_len + 1 : kv_len;
+        const std::int64_t visible = attention_visible_keys(causal, row0 + r, q_len, kv_len);
         inverse_sums[r] = 1.0f / exp_shifted_sum(row, row, visible, max_of(row, visible));
         std::fill(row + visible, row + kv_len, 0.0f);
       }

@@ -126,7 +126,7 @@ ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, 
                       true,
                       inputs.size() == 4,  // the residual is accumulated into
                       ConvLayout::kNhwc,
-                      attrs.has("compute") && attrs.get_string("compute", "conv2d_nhwc") == "bf16"};
+                      computes_in_bf16(attrs, "conv2d_nhwc")};
 }
 
 void add_channels_last_kernels(CpuKernelTable& table) {

@@ -13,6 +13,7 @@
 #include "ops/op_registry.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
+#include "targets/cpu/runtime/onednn_attention.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 
@@ -133,7 +134,7 @@ void check_weight_layouts(const runtime::LaunchList& list, const runtime::Launch
       }
       continue;
     }
-    if (builtin && slot == 1 && kernel.entry == "linear" && linear_computes_in_bf16(launch.attrs) &&
+    if (builtin && slot == 1 && kernel.entry == "linear" && computes_in_bf16(launch.attrs, "linear") &&
         layout == kLinearBf16Layout) {
       packed.emplace_back(reads[slot], static_cast<std::uint64_t>(value.type.numel()) * sizeof(std::uint16_t));
       continue;
@@ -342,9 +343,12 @@ void CpuDevice::submit(runtime::DeviceProgram& generic, runtime::LaunchTimes* ti
   }
 }
 
-void CpuDevice::trim() {
+void CpuDevice::trim() { release_cpu_kernel_caches(); }
+
+void release_cpu_kernel_caches() {
   conv_release_caches();
   linear_release_caches();
+  attention_release_caches();
   malloc_trim(0);
 }
 

@@ -41,8 +41,7 @@ class CpuDevice final : public runtime::Device {
               const runtime::LaunchProgress* progress) override;
   void wait() override {}
   bool poll() override { return true; }  // every call completes before it returns
-  // Releases the cached convolution primitives and their scratch (onednn_conv.h) and returns the
-  // heap's free pages to the system (glibc keeps freed memory mapped otherwise).
+  // release_cpu_kernel_caches().
   void trim() override;
 
   // The host address of a range of one of this device's buffers.
@@ -54,5 +53,10 @@ class CpuDevice final : public runtime::Device {
   runtime::DeviceLimits limits_;
   std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by local path
 };
+
+// Releases the oneDNN kernels' cached primitives and scratch (convolutions, bf16 linear layers and
+// attention; the calling thread's buffers) and returns the heap's free pages to the system (glibc
+// keeps freed memory mapped otherwise): CpuDevice::trim, and for callers that hold no device.
+void release_cpu_kernel_caches();
 
 }  // namespace websd::cpu

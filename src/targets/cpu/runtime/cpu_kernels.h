@@ -35,9 +35,15 @@ struct ConvGeometry;
 ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, const Attrs& attrs,
                                   const TensorType& output);
 
-// Whether a linear node's operands enter its product as bf16 (attribute compute = "bf16"); its
-// weight is then held in onednn_linear.h's kLinearBf16Layout.
-bool linear_computes_in_bf16(const Attrs& attrs);
+// Whether a node of `op` (linear, conv2d_nhwc, attention) has its products take bf16 operands
+// (attribute compute = "bf16"); a linear layer's weight is then held in onednn_linear.h's
+// kLinearBf16Layout, a convolution's in its bf16 packing.
+bool computes_in_bf16(const Attrs& attrs, const char* op);
+// Keys that query row `row` of an attention sees: all kv_len, or with a causal mask those up to it
+// (queries aligned with the end of the keys).
+inline std::int64_t attention_visible_keys(bool causal, std::int64_t row, std::int64_t q_len, std::int64_t kv_len) {
+  return causal ? row + kv_len - q_len + 1 : kv_len;
+}
 // Whether a weight stored in `layout` is held as bf16 (a bf16 convolution's packing or a bf16
 // linear layer's): narrowed once at import unless stored as bf16 already.
 bool weight_layout_holds_bf16(const std::string& layout);

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "io/system_memory.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
+#include "targets/cpu/runtime/onednn_attention.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 
@@ -25,19 +26,27 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
     }
   }
   std::vector<ConvGeometry> convolutions;
-  std::uint64_t linear_bf16 = 0;  // the largest bf16 linear layer's buffers (one runs at a time)
+  std::uint64_t linear_bf16 = 0;     // the largest bf16 linear layer's buffers (one runs at a time)
+  std::uint64_t attention_bf16 = 0;  // the largest bf16 attention's (kept by the thread after it ran)
   for (const runtime::Launch& launch : list.launches) {
     const std::string& entry = list.kernel_of(launch).entry;
     std::vector<const TensorType*> types;
     for (const auto id : launch.reads()) types.push_back(&list.values[static_cast<std::size_t>(id)].type);
     const TensorType& out = list.values[static_cast<std::size_t>(launch.writes().at(0))].type;
     if (entry == "conv2d_nhwc") convolutions.push_back(conv2d_nhwc_geometry(types, launch.attrs, out));
-    if (entry == "linear" && linear_computes_in_bf16(launch.attrs)) {
+    if (entry == "linear" && computes_in_bf16(launch.attrs, "linear")) {
       const std::int64_t n = types[1]->shape[0], k = types[1]->shape[1];
       linear_bf16 = std::max(linear_bf16, linear_bf16_workspace_bytes(types[0]->numel() / k, n, k, types.size() == 3));
     }
+    if (entry == "attention" && computes_in_bf16(launch.attrs, "attention")) {
+      const Shape &q = types[0]->shape, &v = types[2]->shape;
+      const AttentionSizes sizes{q[0] * q[1], q[2], v[2], q[3], v[3]};
+      const std::int64_t rows = launch.attrs.has("block_rows") ? launch.attrs.get_int("block_rows", "attention")
+                                                               : attention_bf16_block_rows(sizes);
+      attention_bf16 = std::max(attention_bf16, attention_bf16_workspace_bytes(sizes, rows));
+    }
   }
-  need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + kWorkspaceMargin;
+  need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + attention_bf16 + kWorkspaceMargin;
   return need;
 }
 

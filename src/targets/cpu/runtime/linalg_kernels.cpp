@@ -62,7 +62,7 @@ void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
     throw Error("cpu", "linear: weight held in layout '" + in[1]->layout +
                            "', which no linear layer reads (a websd bug, please report it)");
   }
-  if (linear_computes_in_bf16(attrs)) {
+  if (computes_in_bf16(attrs, "linear")) {
     onednn_linear_bf16(m, n, k, in[0]->fdata(), in[1]->fdata(), weight_bf16, in.size() == 3 ? in[2]->fdata() : nullptr,
                        y);
     return;
@@ -144,8 +144,8 @@ void conv2d_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
 
 }  // namespace
 
-bool linear_computes_in_bf16(const Attrs& attrs) {
-  return attrs.has("compute") && attrs.get_string("compute", "linear") == "bf16";
+bool computes_in_bf16(const Attrs& attrs, const char* op) {
+  return attrs.has("compute") && attrs.get_string("compute", op) == "bf16";
 }
 
 bool weight_layout_holds_bf16(const std::string& layout) {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <dnnl.hpp>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -166,13 +164,8 @@ std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
 
 // Primitives (with the scratch memory oneDNN keeps for them) by geometry, and the reorder and
 // im2col buffers of the calling thread; conv_release_caches() empties both.
-struct ConvCaches {
-  std::mutex mutex;
-  std::map<ConvKey, ConvPlan> plans;
-};
-
-ConvCaches& caches() {
-  static ConvCaches instance;
+PrimitiveCache<ConvKey, ConvPlan>& plans() {
+  static PrimitiveCache<ConvKey, ConvPlan> instance;
   return instance;
 }
 
@@ -182,20 +175,18 @@ struct ThreadScratch {
 thread_local ThreadScratch thread_scratch;
 
 const ConvPlan& plan_for(const ConvGeometry& g) {
-  auto& plans = caches().plans;
-  const std::lock_guard<std::mutex> lock(caches().mutex);
   const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16};
-  const auto found = plans.find(key);
-  if (found != plans.end()) return found->second;
-  if (g.bf16 && !onednn_bf16_available()) {
-    throw Error("cpu",
-                "this convolution computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
-                "(AVX512-BF16 or AMX): use --dtype f32 here");
-  }
-  std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
-  ConvPlan plan = winograd ? std::move(*winograd) : runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
-  plan.weight_layout = weight_layout_key(plan, g);
-  return plans.emplace(key, std::move(plan)).first->second;
+  return plans().get(key, [&] {
+    if (g.bf16 && !onednn_bf16_available()) {
+      throw Error("cpu",
+                  "this convolution computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
+                  "(AVX512-BF16 or AMX): use --dtype f32 here");
+    }
+    std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
+    ConvPlan plan = winograd ? std::move(*winograd) : runs_as_gemm(g) ? gemm_plan(g) : direct_plan(g);
+    plan.weight_layout = weight_layout_key(plan, g);
+    return plan;
+  });
 }
 
 // Returns `user` itself when it already has layout (and type) `wanted`, else a copy reordered into `scratch`
@@ -282,10 +273,7 @@ auto with_onednn_errors(const ConvGeometry& g, const Body& body) {
 }  // namespace
 
 void conv_release_caches() {
-  {
-    const std::lock_guard<std::mutex> lock(caches().mutex);
-    caches().plans.clear();
-  }
+  plans().clear();
   thread_scratch = ThreadScratch{};
 }
 

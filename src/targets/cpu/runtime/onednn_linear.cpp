@@ -1,8 +1,6 @@
 #include "targets/cpu/runtime/onednn_linear.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -26,13 +24,8 @@ struct LinearPlan {
   std::size_t scratchpad_bytes = 0;
 };
 
-struct LinearCaches {
-  std::mutex mutex;
-  std::map<LinearKey, LinearPlan> plans;
-};
-
-LinearCaches& caches() {
-  static LinearCaches instance;
+PrimitiveCache<LinearKey, LinearPlan>& plans() {
+  static PrimitiveCache<LinearKey, LinearPlan> instance;
   return instance;
 }
 
@@ -46,21 +39,19 @@ thread_local ThreadScratch thread_scratch;
 memory::desc weight_desc(std::int64_t n, std::int64_t k, memory::data_type type) { return {{k, n}, type, Tag::ba}; }
 
 const LinearPlan& plan_for(std::int64_t m, std::int64_t n, std::int64_t k, bool bias) {
-  const std::lock_guard<std::mutex> lock(caches().mutex);
-  const LinearKey key{m, n, k, bias};
-  if (const auto found = caches().plans.find(key); found != caches().plans.end()) return found->second;
-  if (!onednn_bf16_available()) {
-    throw Error("cpu",
-                "this linear layer computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
-                "(AVX512-BF16 or AMX): use --dtype f32 here");
-  }
-  const memory::desc src({m, k}, kBf16, Tag::ab);
-  const memory::desc dst({m, n}, kF32, Tag::ab);
-  const memory::desc bias_desc = bias ? memory::desc({1, n}, kF32, Tag::ab) : memory::desc();
-  const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weight_desc(n, k, kBf16), bias_desc, dst),
-                                          onednn_runtime().engine);
-  LinearPlan plan{dnnl::matmul(desc), desc.scratchpad_desc().get_size()};
-  return caches().plans.emplace(key, std::move(plan)).first->second;
+  return plans().get({m, n, k, bias}, [&] {
+    if (!onednn_bf16_available()) {
+      throw Error("cpu",
+                  "this linear layer computes in bf16 (a --dtype bf16 build) but this CPU has no native bf16 "
+                  "(AVX512-BF16 or AMX): use --dtype f32 here");
+    }
+    const memory::desc src({m, k}, kBf16, Tag::ab);
+    const memory::desc dst({m, n}, kF32, Tag::ab);
+    const memory::desc bias_desc = bias ? memory::desc({1, n}, kF32, Tag::ab) : memory::desc();
+    const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weight_desc(n, k, kBf16), bias_desc, dst),
+                                            onednn_runtime().engine);
+    return LinearPlan{dnnl::matmul(desc), desc.scratchpad_desc().get_size()};
+  });
 }
 
 // `from` (f32) narrowed into `scratch` (grown as needed) in the layout `wanted`.
@@ -108,10 +99,7 @@ std::uint64_t linear_bf16_workspace_bytes(std::int64_t m, std::int64_t n, std::i
 }
 
 void linear_release_caches() {
-  {
-    const std::lock_guard<std::mutex> lock(caches().mutex);
-    caches().plans.clear();
-  }
+  plans().clear();
   thread_scratch = ThreadScratch{};
 }
 

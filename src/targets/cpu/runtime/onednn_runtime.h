@@ -1,8 +1,11 @@
 // The oneDNN CPU engine and stream that every kernel calling a oneDNN primitive shares (convolutions,
-// bf16 linear layers). Primitives run on the stream one at a time and use the machine's threads.
+// bf16 linear layers and attention), and the cache of primitives by shape those kernels keep.
+// Primitives run on the stream one at a time and use the machine's threads.
 #pragma once
 
 #include <dnnl.hpp>
+#include <map>
+#include <mutex>
 
 namespace websd::cpu {
 
@@ -12,5 +15,29 @@ struct OnednnRuntime {
 };
 
 OnednnRuntime& onednn_runtime();
+
+// Plans (primitives and what a kernel keeps with them) by shape: creating a primitive JIT-compiles
+// its kernel, so each shape is made once, on first use. Thread-safe; a plan keeps its address until
+// clear().
+template <typename Key, typename Plan>
+class PrimitiveCache {
+ public:
+  // The plan of `key`, made by make() (which returns a Plan) when there is none yet.
+  template <typename Make>
+  const Plan& get(const Key& key, const Make& make) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
+    return plans_.emplace(key, make()).first->second;
+  }
+
+  void clear() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    plans_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, Plan> plans_;
+};
 
 }  // namespace websd::cpu

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #ifdef __AVX512F__
 #include <immintrin.h>
@@ -115,6 +116,18 @@ float max_of(const float* x, std::int64_t count) {
 
 void scale_in_place(float* y, std::int64_t count, float factor) {
   for (std::int64_t i = 0; i < count; ++i) y[i] *= factor;  // auto-vectorised
+}
+
+void narrow_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float factor) {
+  // f32_to_bf16's arithmetic without its branch, so the loop vectorises.
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint32_t bits;
+    const float value = x[i] * factor;
+    std::memcpy(&bits, &value, sizeof bits);
+    const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    const std::uint32_t quiet_nan = (bits >> 16) | 0x40u;
+    y[i] = static_cast<std::uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+  }
 }
 
 void exp_map(const float* x, float* y, std::int64_t count) {

@@ -1,6 +1,6 @@
 // Vectorised float32 loops for the transcendental parts of the CPU kernels (exp in softmax and
 // attention, SiLU, GELU, QuickGELU). With AVX-512 (the build targets the host's ISA, see
-// WEBSD_CPU_NATIVE) they use 16-lane polynomial approximations accurate to a few ulp (GELU's erf
+// WEBSD_CPU_ARCH) they use 16-lane polynomial approximations accurate to a few ulp (GELU's erf
 // to 2e-7 absolute); otherwise plain loops over <cmath>. Pure functions: thread-safe; `x` and `y`
 // may be the same array.
 #pragma once
@@ -15,6 +15,9 @@ float exp_shifted_sum(const float* x, float* y, std::int64_t count, float shift)
 float max_of(const float* x, std::int64_t count);
 // y[i] *= factor.
 void scale_in_place(float* y, std::int64_t count, float factor);
+// y[i] = the bf16 bits of x[i] * factor, rounded to nearest even (NaN stays a quiet NaN), as
+// core/dtype.h's f32_to_bf16 gives them.
+void narrow_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float factor = 1.0f);
 
 void exp_map(const float* x, float* y, std::int64_t count);
 void silu_map(const float* x, float* y, std::int64_t count);        // x * sigmoid(x)
