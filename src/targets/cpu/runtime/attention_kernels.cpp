@@ -13,13 +13,10 @@
 namespace websd::cpu {
 namespace {
 
-// Query rows per block unless the node's `block_rows` attribute (set from the tuning database,
-// see src/tuning) says otherwise.
-constexpr std::int64_t kDefaultQueryBlock = 128;
 constexpr std::int64_t kMaxQueryBlock = 4096;
 
 std::int64_t query_block_rows(const Attrs& attrs) {
-  const std::int64_t rows = attrs.get_int("block_rows", kDefaultQueryBlock, "attention");
+  const std::int64_t rows = attrs.get_int("block_rows", kDefaultAttentionBlockRows, "attention");
   if (rows < 1 || rows > kMaxQueryBlock) {
     throw Error("cpu", "attention: attribute block_rows = " + std::to_string(rows) + " is outside 1.." +
                            std::to_string(kMaxQueryBlock) + " (fix or delete the tuning record that set it)");
@@ -35,11 +32,8 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attr
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
   if (computes_in_bf16(attrs, "attention")) {
-    const AttentionSizes sizes{heads, q_len, kv_len, dim, v_dim};
-    // A block of every head at once there: the tuning database's block_rows (for this kernel's
-    // per-head blocks) applies only where a record sets it.
-    const std::int64_t rows = attrs.has("block_rows") ? block_rows : attention_bf16_block_rows(sizes);
-    onednn_attention_bf16(sizes, scale, causal, rows, in[0]->fdata(), in[1]->fdata(), in[2]->fdata(), out.fdata());
+    onednn_attention_bf16({heads, q_len, kv_len, dim, v_dim}, scale, causal, block_rows, in[0]->fdata(), in[1]->fdata(),
+                          in[2]->fdata(), out.fdata());
     return;
   }
   const std::int64_t blocks_per_head = (q_len + block_rows - 1) / block_rows;

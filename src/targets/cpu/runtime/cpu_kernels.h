@@ -39,6 +39,9 @@ ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, 
 // (attribute compute = "bf16"); a linear layer's weight is then held in onednn_linear.h's
 // kLinearBf16Layout, a convolution's in its bf16 packing.
 bool computes_in_bf16(const Attrs& attrs, const char* op);
+// Query rows per block of the attention kernels unless the node's `block_rows` attribute (set from
+// the tuning database, see src/tuning) says otherwise.
+inline constexpr std::int64_t kDefaultAttentionBlockRows = 128;
 // Keys that query row `row` of an attention sees: all kv_len, or with a causal mask those up to it
 // (queries aligned with the end of the keys).
 inline std::int64_t attention_visible_keys(bool causal, std::int64_t row, std::int64_t q_len, std::int64_t kv_len) {

@@ -40,10 +40,9 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
     }
     if (entry == "attention" && computes_in_bf16(launch.attrs, "attention")) {
       const Shape &q = types[0]->shape, &v = types[2]->shape;
-      const AttentionSizes sizes{q[0] * q[1], q[2], v[2], q[3], v[3]};
-      const std::int64_t rows = launch.attrs.has("block_rows") ? launch.attrs.get_int("block_rows", "attention")
-                                                               : attention_bf16_block_rows(sizes);
-      attention_bf16 = std::max(attention_bf16, attention_bf16_workspace_bytes(sizes, rows));
+      const std::int64_t rows = launch.attrs.get_int("block_rows", kDefaultAttentionBlockRows, "attention");
+      attention_bf16 =
+          std::max(attention_bf16, attention_bf16_workspace_bytes({q[0] * q[1], q[2], v[2], q[3], v[3]}, rows));
     }
   }
   need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + attention_bf16 + kWorkspaceMargin;

@@ -1,11 +1,11 @@
 // Attention softmax(q k^T * scale) v whose two products take bf16 operands and accumulate in f32
-// (attention nodes with compute = "bf16"): oneDNN's batched matmul (AMX or AVX512-BF16). K and V
-// are narrowed to bf16 once per call; then, for a block of query rows of every head at a time, the
-// scaled queries are narrowed, one matmul over the heads makes the f32 scores, the softmax's maximum,
-// exponentials and row sums are taken in f32, its unnormalised probabilities are narrowed for the
-// second matmul with V, and each output row is divided by its sum. The scores of one block are all
-// that exists of the score matrix. Buffers belong to the calling thread; primitives are cached per
-// shape (thread-safe).
+// (attention nodes with compute = "bf16"), laid out as the f32 kernel (attention_kernels.cpp): one
+// task per (head, block of query rows), each on one thread with its block's scores in that core's
+// cache. K and V are narrowed to bf16 once per call; in a task the scaled queries are narrowed,
+// oneDNN's matmul (AMX or AVX512-BF16; run inside the thread pool, oneDNN runs it on the calling
+// thread) makes the f32 scores, the softmax's maximum, exponentials and sums stay f32, its
+// unnormalised probabilities are narrowed for the second matmul with V, and each output row is
+// divided by its sum. Buffers belong to the calling thread; primitives are cached per shape.
 #pragma once
 
 #include <cstdint>
@@ -22,17 +22,14 @@ struct AttentionSizes {
 
 // q [heads, q_len, dim], k [heads, kv_len, dim], v [heads, kv_len, v_dim] and out [heads, q_len, v_dim],
 // all f32 and dense. With `causal`, query i sees keys up to i (queries aligned with the end of the
-// keys). `block_rows` query rows of every head per block. Needs a CPU with native bf16
+// keys). `block_rows` query rows per task. Needs a CPU with native bf16
 // (bf16_support.h); throws websd::Error elsewhere.
 void onednn_attention_bf16(const AttentionSizes& sizes, float scale, bool causal, std::int64_t block_rows,
                            const float* q, const float* k, const float* v, float* out);
 
-// Query rows per block for a node that does not set block_rows: as many as keep one block's f32
-// scores of every head near 16 MiB (at least one row, at most q_len).
-std::int64_t attention_bf16_block_rows(const AttentionSizes& sizes);
-
-// Bytes outside the arena the kernel holds while it runs (narrowed operands, one block's scores,
-// probabilities and outputs, oneDNN's scratchpads): for the memory check before a network runs.
+// Bytes outside the arena the kernel holds while it runs (narrowed keys and values, each thread's
+// block of queries, scores and probabilities, oneDNN's scratchpads): for the memory check before a
+// network runs.
 std::uint64_t attention_bf16_workspace_bytes(const AttentionSizes& sizes, std::int64_t block_rows);
 
 // Drops the cached primitives and the calling thread's buffers (see conv_release_caches).

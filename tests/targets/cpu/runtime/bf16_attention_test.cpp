@@ -1,8 +1,9 @@
 // bf16 attention (attribute compute = "bf16", what `--dtype bf16` compiles to) against a model of
 // its arithmetic written out here (scaled queries, keys, values and the unnormalised probabilities
 // rounded to bf16, products and sums in double) and against f32 attention; self-attention over
-// several query blocks with a partial last one, cross-attention to 77 tokens, a causal mask, one
-// wide head. On a CPU without native bf16 it is refused with one sentence.
+// several query blocks with a partial last one (the blocks spread over the threads), cross-attention
+// to 77 tokens, a causal mask, one wide head. On a CPU without native bf16 it is refused with one
+// sentence.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +24,7 @@ struct Case {
   const char* name;
   std::int64_t heads, q_len, kv_len, dim, v_dim;
   bool causal;
-  std::int64_t block_rows;  // 0: the kernel's own choice
+  std::int64_t block_rows;  // 0: the default
 };
 
 float as_bf16(float value) { return bf16_to_f32(f32_to_bf16(value)); }
@@ -104,20 +105,21 @@ TEST_P(Bf16Attention, MatchesItsArithmeticAndF32OrIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Attention,
                          ::testing::Values(Case{"self_blocks", 4, 300, 300, 40, 40, false, 64},
-                                           Case{"self_own_blocks", 4, 300, 300, 40, 40, false, 0},
+                                           Case{"self_default_blocks", 4, 300, 300, 40, 40, false, 0},
                                            Case{"cross_77", 3, 96, 77, 80, 80, false, 0},
                                            Case{"causal", 2, 77, 77, 64, 64, true, 20},
                                            Case{"wide_head", 1, 128, 128, 512, 512, false, 0}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-TEST(Bf16Attention, BlocksHoldAboutSixteenMiBOfScoresAndTheWorkspaceCountsThem) {
+TEST(Bf16Attention, TheWorkspaceCountsTheNarrowedOperandsAndABlockOrIsRefused) {
   const AttentionSizes unet{16, 4096, 4096, 40, 40};
-  EXPECT_EQ(attention_bf16_block_rows(unet), 64);
-  EXPECT_EQ(attention_bf16_block_rows({24, 77, 77, 64, 64}), 77) << "never more rows than queries";
-  EXPECT_EQ(attention_bf16_block_rows({1, 10, 1 << 23, 8, 8}), 1) << "never fewer than one";
-  if (!onednn_bf16_available()) return;  // the workspace includes the primitives' scratchpads
-  const std::uint64_t scores_and_probabilities = 16ull * 64 * 4096 * (4 + 2);
-  EXPECT_GE(attention_bf16_workspace_bytes(unet, 64), scores_and_probabilities);
+  if (!onednn_bf16_available()) {
+    EXPECT_THROW(attention_bf16_workspace_bytes(unet, 128), Error);
+    return;
+  }
+  const std::uint64_t narrowed_keys_and_values = 16ull * 4096 * 80 * 2;
+  const std::uint64_t one_threads_scores_and_probabilities = 128ull * 4096 * (4 + 2);
+  EXPECT_GE(attention_bf16_workspace_bytes(unet, 128), narrowed_keys_and_values + one_threads_scores_and_probabilities);
 }
 
 }  // namespace
