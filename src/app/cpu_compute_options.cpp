@@ -10,9 +10,9 @@ namespace websd::app {
 void add_cpu_compute_option(CLI::App& command, CpuComputeOptions& options) {
   command
       .add_option("--dtype", options.dtype,
-                  "What convolutions and linear layers compute in on the CPU with --model: f32, or bf16 (half the "
-                  "weight memory; "
-                  "oneDNN's bf16 kernels with f32 accumulation, on CPUs with AVX512-BF16 or AMX)")
+                  "What convolutions, linear layers and attention's products compute in on the CPU with --model: "
+                  "f32, or bf16 (half the weight memory; oneDNN's bf16 kernels with f32 accumulation, on CPUs with "
+                  "AVX512-BF16 or AMX)")
       ->capture_default_str()
       ->each([&options](const std::string&) { options.given = true; });
 }
@@ -21,12 +21,13 @@ DType cpu_compute_dtype(const std::string& requested, const std::string& command
   if (requested == "f32") return DType::kF32;
   if (requested != "bf16") throw Error(command, "--dtype " + requested + ": unknown compute type (use f32 or bf16)");
   if (cpu::onednn_bf16_available()) {
-    std::cerr << "websd " << command << ": convolutions and linear layers compute in bf16 (f32 accumulation)\n";
+    std::cerr << "websd " << command
+              << ": convolutions, linear layers and attention compute in bf16 (f32 accumulation)\n";
     return DType::kBF16;
   }
   std::cerr << "websd " << command
-            << ": --dtype bf16: this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions and linear layers "
-               "compute in f32\n";
+            << ": --dtype bf16: this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions, linear layers "
+               "and attention compute in f32\n";
   return DType::kF32;
 }
 

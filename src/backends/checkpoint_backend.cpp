@@ -129,7 +129,7 @@ struct ExecutorCache {
   compiler::ComponentWeights* weights = nullptr;
   HeldBf16Weights held_bf16;               // the weights bf16 kernels read, held as bf16
   CachedNetworkWeights* cached = nullptr;  // the prepared-weight cache, when the backend uses one
-  DType compute = DType::kF32;             // what convolutions and linear layers compute in
+  DType compute = DType::kF32;             // what convolutions, linear layers and attention compute in
   runtime::Device* device = nullptr;
   std::map<Key, Compiled> compiled;
   std::map<Key, std::unique_ptr<runtime::Executor>> executors;

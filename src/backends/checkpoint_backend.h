@@ -68,9 +68,10 @@ class CheckpointBackend final : public HostBackend {
   // Must come before the first call; throws websd::Error after it.
   void use_weight_cache(std::shared_ptr<PreparedWeightCache> cache);
   bool uses_weight_cache() const;
-  // Convolutions and linear layers compute in `compute`: f32 (the default) or bf16, which needs a CPU with native
-  // bf16 (cpu::onednn_bf16_available; the first call fails clearly elsewhere). Must come before
-  // anything is compiled (the first call or check); throws websd::Error after it.
+  // Convolutions, linear layers and attention compute in `compute`: f32 (the default) or bf16,
+  // which needs a CPU with native bf16 (cpu::onednn_bf16_available; the first call fails clearly
+  // elsewhere). Must come before anything is compiled (the first call or check); throws
+  // websd::Error after it.
   void compute_in(DType compute);
   // Whether `component` ("text_encoder", "unet", "vae") found its weights in the cache (as of now).
   bool weight_cache_hit(const std::string& component) const;

@@ -34,7 +34,7 @@ struct BuildOptions {
   std::shared_ptr<const DiffusersCheckpoint> checkpoint;  // a diffusers folder or a single file, opened
   std::string out;
   DType storage = DType::kF32;  // f32, f16 or bf16 weight storage
-  DType compute = DType::kF32;  // convolutions and linear layers, where the target offers a choice
+  DType compute = DType::kF32;  // convolutions, linear layers and attention, where the target offers a choice
   // The image sizes to build for, the first the artifact's default; none: the model's (UNet sample
   // size x VAE scale), as is a width or height of 0. Repeats are dropped.
   std::vector<artifact::ImageSize> sizes;

@@ -17,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kNoBf16 =
-    "this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions and linear layers compute in f32";
-const char* const kBf16 = "convolutions and linear layers compute in bf16 (f32 accumulation)";
+    "this CPU has no native bf16 (AVX512-BF16 or AMX), so convolutions, linear layers and attention compute in "
+    "f32";
+const char* const kBf16 = "convolutions, linear layers and attention compute in bf16 (f32 accumulation)";
 
 TEST(Bf16Cli, GenerateSaysWhatItComputesIn) {
   const fs::path dir = fs::temp_directory_path() / "websd-bf16-cli";

@@ -91,7 +91,7 @@ void run_build(const BuildCommandOptions& options) {
   std::vector<OutputPath> outputs = {{"--out", options.out, true, options.force}};
   if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true, options.force});
   check_outputs("build", outputs, inputs);
-  // On the cpu target bf16 storage also means bf16 convolutions and linear layers, where this CPU has them.
+  // On the cpu target bf16 storage also means bf16 convolutions, linear layers and attention, where this CPU has them.
   if (target.name() == "cpu" && build.storage == DType::kBF16) build.compute = cpu_compute_dtype("bf16", "build");
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";

@@ -24,11 +24,16 @@ constexpr auto kBf16 = memory::data_type::bf16;
 
 using AttentionKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>;  // rows, kv_len, dim, v_dim
 
-// Both products run on many threads at once: oneDNN's own scratchpad belongs to the primitive (made
-// in the thread that created it), so each thread hands it scratch memory of its own (user mode).
+// One block shape per call (a partial last block is padded): both products read K and V in the
+// layout their primitives chose (AMX and VNNI blockings), packed once per call rather than by
+// every task. Both products run on many threads at once: oneDNN's own scratchpad belongs to the
+// primitive (made in the thread that created it), so each thread hands it scratch memory of its
+// own (user mode).
 struct AttentionPlan {
-  dnnl::matmul scores;    // [rows, dim] x [dim, kv_len] -> f32 [rows, kv_len]
-  dnnl::matmul weighted;  // [rows, kv_len] x [kv_len, v_dim] -> f32 [rows, v_dim]
+  dnnl::matmul scores;                      // [rows, dim] x [dim, kv_len] -> f32 [rows, kv_len]
+  dnnl::matmul weighted;                    // [rows, kv_len] x [kv_len, v_dim] -> f32 [rows, v_dim]
+  memory::desc packed_keys, packed_values;  // one head's K and V as the products read them
+  dnnl::reorder pack_keys, pack_values;     // from one head's f32 K and V
   memory::desc scores_scratchpad, weighted_scratchpad;
   std::size_t scratchpad_bytes = 0;  // the larger of the two
 };
@@ -38,12 +43,12 @@ PrimitiveCache<AttentionKey, AttentionPlan>& plans() {
   return instance;
 }
 
-// The narrowed keys and values, and each pool thread's block buffers (indexed by its OpenMP thread
+// The packed keys and values, and each pool thread's block buffers (indexed by its OpenMP thread
 // number), kept by the calling thread across calls so a call does not page-fault fresh memory.
 struct ThreadScratch {
-  std::vector<std::uint16_t> keys, values, queries, probabilities;
-  std::vector<float> scores, inverse_sums;
-  std::vector<std::byte> onednn;  // the primitives' scratchpads
+  std::vector<std::byte> keys, values, onednn;  // onednn: the primitives' scratchpads
+  std::vector<std::uint16_t> queries, probabilities;
+  std::vector<float> scores, out, inverse_sums;
 };
 thread_local ThreadScratch thread_scratch;
 
@@ -59,7 +64,9 @@ memory::desc matrix(std::int64_t rows, std::int64_t columns, memory::data_type t
 
 // A head's K as stored, [kv_len, dim] row-major, is the first product's [dim, kv_len] operand
 // transposed (ba).
-memory::desc keys_desc(const AttentionSizes& s) { return matrix(s.dim, s.kv_len, kBf16, Tag::ba); }
+memory::desc keys_desc(const AttentionSizes& s, memory::data_type type) {
+  return matrix(s.dim, s.kv_len, type, Tag::ba);
+}
 
 const AttentionPlan& plan_for(const AttentionSizes& s, std::int64_t rows) {
   return plans().get({rows, s.kv_len, s.dim, s.v_dim}, [&] {
@@ -71,22 +78,24 @@ const AttentionPlan& plan_for(const AttentionSizes& s, std::int64_t rows) {
     const auto& engine = onednn_runtime().engine;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::desc any_keys = matrix(s.dim, s.kv_len, kBf16, Tag::any);
+    const memory::desc any_values = matrix(s.kv_len, s.v_dim, kBf16, Tag::any);
     const dnnl::matmul::primitive_desc scores(
-        dnnl::matmul::desc(matrix(rows, s.dim, kBf16), keys_desc(s), matrix(rows, s.kv_len, kF32)), attr, engine);
+        dnnl::matmul::desc(matrix(rows, s.dim, kBf16), any_keys, matrix(rows, s.kv_len, kF32)), attr, engine);
     const dnnl::matmul::primitive_desc weighted(
-        dnnl::matmul::desc(matrix(rows, s.kv_len, kBf16), matrix(s.kv_len, s.v_dim, kBf16),
-                           matrix(rows, s.v_dim, kF32)),
-        attr, engine);
-    return AttentionPlan{dnnl::matmul(scores), dnnl::matmul(weighted), scores.scratchpad_desc(),
+        dnnl::matmul::desc(matrix(rows, s.kv_len, kBf16), any_values, matrix(rows, s.v_dim, kF32)), attr, engine);
+    const dnnl::reorder::primitive_desc pack_keys(engine, keys_desc(s, kF32), engine, scores.weights_desc());
+    const dnnl::reorder::primitive_desc pack_values(engine, matrix(s.kv_len, s.v_dim, kF32), engine,
+                                                    weighted.weights_desc());
+    return AttentionPlan{dnnl::matmul(scores),
+                         dnnl::matmul(weighted),
+                         scores.weights_desc(),
+                         weighted.weights_desc(),
+                         dnnl::reorder(pack_keys),
+                         dnnl::reorder(pack_values),
+                         scores.scratchpad_desc(),
                          weighted.scratchpad_desc(),
                          std::max(scores.scratchpad_desc().get_size(), weighted.scratchpad_desc().get_size())};
-  });
-}
-
-// `rows` rows of `width` values narrowed to bf16, spread over the threads.
-void narrow_rows(const float* from, std::uint16_t* to, std::int64_t rows, std::int64_t width) {
-  parallel_for(rows, 16, [&](std::int64_t begin, std::int64_t end) {
-    narrow_to_bf16(from + begin * width, to + begin * width, (end - begin) * width);
   });
 }
 
@@ -98,11 +107,8 @@ std::string sizes_text(const AttentionSizes& s) {
 
 template <typename Body>
 auto with_onednn_errors(const AttentionSizes& s, const Body& body) {
-  try {
-    return body();
-  } catch (const dnnl::error& error) {
-    throw Error("cpu", std::string("oneDNN bf16 attention failed: ") + error.what() + " for " + sizes_text(s));
-  }
+  return with_onednn_errors(
+      "bf16 attention", [&] { return sizes_text(s); }, body);
 }
 
 }  // namespace
@@ -113,63 +119,83 @@ void onednn_attention_bf16(const AttentionSizes& s, float scale, bool causal, st
     const std::int64_t kv_len = s.kv_len, dim = s.dim, v_dim = s.v_dim;
     const std::int64_t block = std::clamp<std::int64_t>(block_rows, 1, s.q_len);
     const std::int64_t blocks_per_head = (s.q_len + block - 1) / block;
-    // Both shapes' primitives made here, outside the pool: making one takes a lock and JIT-compiles.
-    const AttentionPlan& full = plan_for(s, block);
-    const AttentionPlan& last = plan_for(s, s.q_len - (blocks_per_head - 1) * block);
+    const AttentionPlan& plan = plan_for(s, block);  // made here, outside the pool: it takes a lock and JIT-compiles
     const auto& engine = onednn_runtime().engine;
+    auto& stream = onednn_runtime().stream;
     const std::int64_t threads = omp_get_max_threads();
+    const auto key_bytes = static_cast<std::int64_t>(plan.packed_keys.get_size());
+    const auto value_bytes = static_cast<std::int64_t>(plan.packed_values.get_size());
     ThreadScratch& scratch = thread_scratch;
-    std::uint16_t* keys = sized(scratch.keys, s.heads * kv_len * dim);
-    std::uint16_t* values = sized(scratch.values, s.heads * kv_len * v_dim);
+    std::byte* keys = sized(scratch.keys, s.heads * key_bytes);
+    std::byte* values = sized(scratch.values, s.heads * value_bytes);
     std::uint16_t* queries = sized(scratch.queries, threads * block * dim);
     std::uint16_t* probabilities = sized(scratch.probabilities, threads * block * kv_len);
     float* scores = sized(scratch.scores, threads * block * kv_len);
+    float* block_out = sized(scratch.out, threads * block * v_dim);
     float* inverse_sums = sized(scratch.inverse_sums, threads * block);
     // Each thread's scratchpad starts on a page of its own (aligned as oneDNN's own allocations).
     constexpr std::int64_t kPage = 4096;
-    const auto scratchpad_bytes =
-        (static_cast<std::int64_t>(std::max(full.scratchpad_bytes, last.scratchpad_bytes)) + kPage - 1) / kPage * kPage;
+    const auto scratchpad_bytes = (static_cast<std::int64_t>(plan.scratchpad_bytes) + kPage - 1) / kPage * kPage;
     std::byte* onednn_scratch = sized(scratch.onednn, threads * scratchpad_bytes + kPage);
     onednn_scratch += (kPage - reinterpret_cast<std::uintptr_t>(onednn_scratch) % kPage) % kPage;
-    narrow_rows(k, keys, s.heads * kv_len, dim);
-    narrow_rows(v, values, s.heads * kv_len, v_dim);
+    // Every head's K and V narrowed and packed once (each reorder spread over the threads).
+    for (std::int64_t head = 0; head < s.heads; ++head) {
+      memory k_head(keys_desc(s, kF32), engine, const_cast<float*>(k + head * kv_len * dim));
+      memory k_packed(plan.packed_keys, engine, keys + head * key_bytes);
+      plan.pack_keys.execute(stream, k_head, k_packed);
+      memory v_head(matrix(kv_len, v_dim, kF32), engine, const_cast<float*>(v + head * kv_len * v_dim));
+      memory v_packed(plan.packed_values, engine, values + head * value_bytes);
+      plan.pack_values.execute(stream, v_head, v_packed);
+    }
+    stream.wait();
     // One task per (head, query block), as the f32 kernel; each matmul runs on its task's thread.
     parallel_for(s.heads * blocks_per_head, 1, [&](std::int64_t task_begin, std::int64_t task_end) {
       const std::int64_t thread = omp_get_thread_num();
       std::uint16_t* my_queries = queries + thread * block * dim;
       std::uint16_t* my_probabilities = probabilities + thread * block * kv_len;
       float* my_scores = scores + thread * block * kv_len;
+      float* my_out = block_out + thread * block * v_dim;
       float* my_inverse_sums = inverse_sums + thread * block;
       std::byte* my_onednn_scratch = onednn_scratch + thread * scratchpad_bytes;
-      dnnl::stream stream(engine);  // a stream of this thread's own
+      dnnl::stream my_stream(engine);  // a stream of this thread's own
+      const memory query_memory(matrix(block, dim, kBf16), engine, my_queries);
+      const memory score_memory(matrix(block, kv_len, kF32), engine, my_scores);
+      const memory probability_memory(matrix(block, kv_len, kBf16), engine, my_probabilities);
+      const memory out_memory(matrix(block, v_dim, kF32), engine, my_out);
       for (std::int64_t task = task_begin; task < task_end; ++task) {
         const std::int64_t head = task / blocks_per_head, row0 = (task % blocks_per_head) * block;
         const std::int64_t rows = std::min(block, s.q_len - row0);
-        const AttentionPlan& plan = rows == block ? full : last;
+        // A partial last block is padded with zero queries, whose rows are computed and dropped.
         narrow_to_bf16(q + (head * s.q_len + row0) * dim, my_queries, rows * dim, scale);
-        plan.scores.execute(stream, {{DNNL_ARG_SRC, memory(matrix(rows, dim, kBf16), engine, my_queries)},
-                                     {DNNL_ARG_WEIGHTS, memory(keys_desc(s), engine, keys + head * kv_len * dim)},
-                                     {DNNL_ARG_DST, memory(matrix(rows, kv_len, kF32), engine, my_scores)},
-                                     {DNNL_ARG_SCRATCHPAD, memory(plan.scores_scratchpad, engine, my_onednn_scratch)}});
+        std::fill(my_queries + rows * dim, my_queries + block * dim, std::uint16_t{0});
+        plan.scores.execute(my_stream,
+                            {{DNNL_ARG_SRC, query_memory},
+                             {DNNL_ARG_WEIGHTS, memory(plan.packed_keys, engine, keys + head * key_bytes)},
+                             {DNNL_ARG_DST, score_memory},
+                             {DNNL_ARG_SCRATCHPAD, memory(plan.scores_scratchpad, engine, my_onednn_scratch)}});
         // Unnormalised softmax (maximum, exponentials and sum in f32), each exponential narrowed
         // for the second product: the division by the row sum comes after it, on v_dim values per
         // row instead of kv_len.
         for (std::int64_t r = 0; r < rows; ++r) {
-          float* row = my_scores + r * kv_len;
+          const float* row = my_scores + r * kv_len;
           std::uint16_t* narrowed = my_probabilities + r * kv_len;
           const std::int64_t visible = attention_visible_keys(causal, row0 + r, s.q_len, kv_len);
           my_inverse_sums[r] = 1.0f / exp_shifted_sum_to_bf16(row, narrowed, visible, max_of(row, visible));
           std::fill(narrowed + visible, narrowed + kv_len, std::uint16_t{0});
         }
-        float* out_block = out + (head * s.q_len + row0) * v_dim;
-        plan.weighted.execute(
-            stream, {{DNNL_ARG_SRC, memory(matrix(rows, kv_len, kBf16), engine, my_probabilities)},
-                     {DNNL_ARG_WEIGHTS, memory(matrix(kv_len, v_dim, kBf16), engine, values + head * kv_len * v_dim)},
-                     {DNNL_ARG_DST, memory(matrix(rows, v_dim, kF32), engine, out_block)},
-                     {DNNL_ARG_SCRATCHPAD, memory(plan.weighted_scratchpad, engine, my_onednn_scratch)}});
-        for (std::int64_t r = 0; r < rows; ++r) scale_in_place(out_block + r * v_dim, v_dim, my_inverse_sums[r]);
+        std::fill(my_probabilities + rows * kv_len, my_probabilities + block * kv_len, std::uint16_t{0});
+        plan.weighted.execute(my_stream,
+                              {{DNNL_ARG_SRC, probability_memory},
+                               {DNNL_ARG_WEIGHTS, memory(plan.packed_values, engine, values + head * value_bytes)},
+                               {DNNL_ARG_DST, out_memory},
+                               {DNNL_ARG_SCRATCHPAD, memory(plan.weighted_scratchpad, engine, my_onednn_scratch)}});
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const float* from = my_out + r * v_dim;
+          float* to = out + (head * s.q_len + row0 + r) * v_dim;
+          for (std::int64_t j = 0; j < v_dim; ++j) to[j] = from[j] * my_inverse_sums[r];
+        }
       }
-      stream.wait();
+      my_stream.wait();
     });
   });
 }
@@ -177,11 +203,15 @@ void onednn_attention_bf16(const AttentionSizes& s, float scale, bool causal, st
 std::uint64_t attention_bf16_workspace_bytes(const AttentionSizes& s, std::int64_t block_rows) {
   const std::int64_t block = std::clamp<std::int64_t>(block_rows, 1, std::max<std::int64_t>(1, s.q_len));
   const std::int64_t threads = omp_get_max_threads();
-  const std::int64_t narrowed = s.heads * s.kv_len * (s.dim + s.v_dim) + threads * block * (s.dim + s.kv_len);
-  const std::int64_t f32 = threads * block * (s.kv_len + 1);
-  const std::size_t scratchpad = with_onednn_errors(s, [&] { return plan_for(s, block).scratchpad_bytes; });
-  return static_cast<std::uint64_t>(narrowed) * sizeof(std::uint16_t) +
-         static_cast<std::uint64_t>(f32) * sizeof(float) + static_cast<std::uint64_t>(threads) * scratchpad;
+  return with_onednn_errors(s, [&] {
+    const AttentionPlan& plan = plan_for(s, block);
+    const std::uint64_t packed =
+        static_cast<std::uint64_t>(s.heads) * (plan.packed_keys.get_size() + plan.packed_values.get_size());
+    const std::uint64_t per_thread = static_cast<std::uint64_t>(block * (s.dim + s.kv_len)) * sizeof(std::uint16_t) +
+                                     static_cast<std::uint64_t>(block * (s.kv_len + s.v_dim + 1)) * sizeof(float) +
+                                     plan.scratchpad_bytes + 4096;
+    return packed + static_cast<std::uint64_t>(threads) * per_thread;
+  });
 }
 
 void attention_release_caches() {

@@ -1,11 +1,12 @@
 // Attention softmax(q k^T * scale) v whose two products take bf16 operands and accumulate in f32
 // (attention nodes with compute = "bf16"), laid out as the f32 kernel (attention_kernels.cpp): one
 // task per (head, block of query rows), each on one thread with its block's scores in that core's
-// cache. K and V are narrowed to bf16 once per call; in a task the scaled queries are narrowed,
-// oneDNN's matmul (AMX or AVX512-BF16; run inside the thread pool, oneDNN runs it on the calling
-// thread) makes the f32 scores, the softmax's maximum, exponentials and sums stay f32, its
-// unnormalised probabilities are narrowed for the second matmul with V, and each output row is
-// divided by its sum. Buffers belong to the calling thread; primitives are cached per shape.
+// cache. Once per call, K and V are narrowed to bf16 and packed in the layouts the products read
+// (AMX or VNNI blockings). In a task the scaled queries are narrowed, oneDNN's matmul (run inside
+// the thread pool, oneDNN runs it on the calling thread) makes the f32 scores, the softmax's
+// maximum, exponentials and sums stay f32, its unnormalised probabilities are narrowed for the
+// second matmul with V, and each output row is divided by its sum. Buffers belong to the calling
+// thread; primitives are cached per shape.
 #pragma once
 
 #include <cstdint>

@@ -263,11 +263,8 @@ std::string geometry_text(const ConvGeometry& g) {
 
 template <typename Body>
 auto with_onednn_errors(const ConvGeometry& g, const Body& body) {
-  try {
-    return body();
-  } catch (const dnnl::error& error) {
-    throw Error("cpu", std::string("oneDNN convolution failed: ") + error.what() + " for " + geometry_text(g));
-  }
+  return with_onednn_errors(
+      "convolution", [&] { return geometry_text(g); }, body);
 }
 
 }  // namespace

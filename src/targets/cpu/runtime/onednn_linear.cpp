@@ -65,37 +65,40 @@ memory narrowed(const memory::desc& user, const void* from, const memory::desc& 
 }
 
 std::string sizes_text(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return "[" + std::to_string(m) + "," + std::to_string(k) + "] x [" + std::to_string(n) + "," + std::to_string(k) +
-         "]^T";
+  std::string text = "[";  // not "[" + ...: GCC 12 reports a false -Wrestrict on that once inlined here
+  return text.append(std::to_string(m) + "," + std::to_string(k) + "] x [" + std::to_string(n) + "," +
+                     std::to_string(k) + "]^T");
 }
 
 }  // namespace
 
 void onednn_linear_bf16(std::int64_t m, std::int64_t n, std::int64_t k, const float* x, const void* w, bool w_bf16,
                         const float* bias, float* y) {
-  try {
-    const LinearPlan& plan = plan_for(m, n, k, bias != nullptr);
-    auto& engine = onednn_runtime().engine;
-    auto& stream = onednn_runtime().stream;
-    const memory src = narrowed({{m, k}, kF32, Tag::ab}, x, {{m, k}, kBf16, Tag::ab}, thread_scratch.x);
-    const memory weights = w_bf16 ? memory(weight_desc(n, k, kBf16), engine, const_cast<void*>(w))
-                                  : narrowed(weight_desc(n, k, kF32), w, weight_desc(n, k, kBf16), thread_scratch.w);
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, memory({{m, n}, kF32, Tag::ab}, engine, y)}};
-    if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{1, n}, kF32, Tag::ab}, engine, const_cast<float*>(bias));
-    plan.primitive.execute(stream, args);
-    stream.wait();
-  } catch (const dnnl::error& error) {
-    throw Error("cpu", std::string("oneDNN bf16 linear layer failed: ") + error.what() + " for " + sizes_text(m, n, k));
-  }
+  with_onednn_errors(
+      "bf16 linear layer", [&] { return sizes_text(m, n, k); },
+      [&] {
+        const LinearPlan& plan = plan_for(m, n, k, bias != nullptr);
+        auto& engine = onednn_runtime().engine;
+        auto& stream = onednn_runtime().stream;
+        const memory src = narrowed({{m, k}, kF32, Tag::ab}, x, {{m, k}, kBf16, Tag::ab}, thread_scratch.x);
+        const memory weights = w_bf16
+                                   ? memory(weight_desc(n, k, kBf16), engine, const_cast<void*>(w))
+                                   : narrowed(weight_desc(n, k, kF32), w, weight_desc(n, k, kBf16), thread_scratch.w);
+        std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                                {DNNL_ARG_WEIGHTS, weights},
+                                                {DNNL_ARG_DST, memory({{m, n}, kF32, Tag::ab}, engine, y)}};
+        if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{1, n}, kF32, Tag::ab}, engine, const_cast<float*>(bias));
+        plan.primitive.execute(stream, args);
+        stream.wait();
+      });
 }
 
 std::uint64_t linear_bf16_workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k, bool bias) {
-  try {
-    return static_cast<std::uint64_t>(m * k) * sizeof(std::uint16_t) + plan_for(m, n, k, bias).scratchpad_bytes;
-  } catch (const dnnl::error& error) {
-    throw Error("cpu", std::string("oneDNN bf16 linear layer failed: ") + error.what() + " for " + sizes_text(m, n, k));
-  }
+  return with_onednn_errors(
+      "bf16 linear layer", [&] { return sizes_text(m, n, k); },
+      [&] {
+        return static_cast<std::uint64_t>(m * k) * sizeof(std::uint16_t) + plan_for(m, n, k, bias).scratchpad_bytes;
+      });
 }
 
 void linear_release_caches() {

@@ -6,6 +6,9 @@
 #include <dnnl.hpp>
 #include <map>
 #include <mutex>
+#include <string>
+
+#include "core/error.h"
 
 namespace websd::cpu {
 
@@ -15,6 +18,17 @@ struct OnednnRuntime {
 };
 
 OnednnRuntime& onednn_runtime();
+
+// Runs body(), turning a oneDNN error into websd::Error("cpu", "oneDNN <what> failed: <its
+// message> for <describe()>") (describe() runs only then).
+template <typename Describe, typename Body>
+auto with_onednn_errors(const char* what, const Describe& describe, const Body& body) {
+  try {
+    return body();
+  } catch (const dnnl::error& error) {
+    throw Error("cpu", std::string("oneDNN ") + what + " failed: " + error.what() + " for " + describe());
+  }
+}
 
 // Plans (primitives and what a kernel keeps with them) by shape: creating a primitive JIT-compiles
 // its kernel, so each shape is made once, on first use. Thread-safe; a plan keeps its address until
