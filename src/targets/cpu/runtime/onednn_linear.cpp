@@ -12,10 +12,7 @@
 namespace websd::cpu {
 namespace {
 
-using dnnl::memory;
-using Tag = memory::format_tag;
-constexpr auto kF32 = memory::data_type::f32;
-constexpr auto kBf16 = memory::data_type::bf16;
+using namespace onednn_names;
 
 using LinearKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>;  // m, n, k, bias
 

@@ -12,10 +12,7 @@ OnednnRuntime& onednn_runtime() {
 bool onednn_bf16_available() {
   // A small bf16 convolution and matmul of the kinds SD runs, accumulating into f32.
   static const bool available = [] {
-    using dnnl::memory;
-    using Tag = memory::format_tag;
-    constexpr auto kF32 = memory::data_type::f32;
-    constexpr auto kBf16 = memory::data_type::bf16;
+    using namespace onednn_names;
     try {
       const memory::desc src({1, 32, 8, 8}, kBf16, Tag::nhwc);
       const memory::desc weights({32, 32, 3, 3}, kBf16, Tag::any);

@@ -19,6 +19,15 @@ struct OnednnRuntime {
 
 OnednnRuntime& onednn_runtime();
 
+// The names the oneDNN kernels describe their tensors with (`using namespace onednn_names;` in a
+// kernel's source).
+namespace onednn_names {
+using dnnl::memory;
+using Tag = memory::format_tag;
+inline constexpr auto kF32 = memory::data_type::f32;
+inline constexpr auto kBf16 = memory::data_type::bf16;
+}  // namespace onednn_names
+
 // Runs body(), turning a oneDNN error into websd::Error("cpu", "oneDNN <what> failed: <its
 // message> for <describe()>") (describe() runs only then).
 template <typename Describe, typename Body>
