@@ -15,20 +15,22 @@ CpuTensor filled(const websd::Shape& shape) {
   return tensor;
 }
 
+// range(3): 1 computes the products in bf16 (as --dtype bf16; needs a CPU with native bf16).
 void attention(benchmark::State& state) {
   const std::int64_t q_len = state.range(0), kv_len = state.range(1), dim = state.range(2);
+  const bool bf16 = state.range(3) != 0;
   const CpuTensor q = filled({2, 8, q_len, dim}), k = filled({2, 8, kv_len, dim}), v = filled({2, 8, kv_len, dim});
   CpuTensor out = CpuTensor::allocate({websd::DType::kF32, {2, 8, q_len, dim}});
-  const websd::Attrs attrs{{"scale", 0.15}, {"causal", std::int64_t{0}}};
+  websd::Attrs attrs{{"scale", 0.15}, {"causal", std::int64_t{0}}};
+  if (bf16) attrs.set("compute", std::string("bf16"));
   const auto& kernel = *websd::cpu::cpu_kernel_lookup("attention");
   for (auto _ : state) kernel({&q, &k, &v}, attrs, out);
   const double flops = 2.0 * 16 * q_len * kv_len * 2 * dim;
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(attention)
-    ->Args({4096, 4096, 40})
-    ->Args({1024, 1024, 80})
-    ->Args({4096, 77, 40})
+    ->ArgsProduct({{4096}, {4096, 77}, {40}, {0, 1}})
+    ->ArgsProduct({{1024}, {1024}, {80}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

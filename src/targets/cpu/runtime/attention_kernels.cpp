@@ -1,12 +1,12 @@
 // Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
-// Nodes with compute = "bf16" run onednn_attention.h's kernel instead.
+// Nodes with compute = "bf16" run bf16_attention.h's kernel instead (which takes its own blocks).
 #include <algorithm>
 
 #include "core/error.h"
+#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/gemm.h"
-#include "targets/cpu/runtime/onednn_attention.h"
 #include "targets/cpu/runtime/parallel.h"
 #include "targets/cpu/runtime/vector_math.h"
 
@@ -32,8 +32,8 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attr
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
   if (computes_in_bf16(attrs, "attention")) {
-    onednn_attention_bf16({heads, q_len, kv_len, dim, v_dim}, scale, causal, block_rows, in[0]->fdata(), in[1]->fdata(),
-                          in[2]->fdata(), out.fdata());
+    attention_bf16({heads, q_len, kv_len, dim, v_dim}, scale, causal, in[0]->fdata(), in[1]->fdata(), in[2]->fdata(),
+                   out.fdata());
     return;
   }
   const std::int64_t blocks_per_head = (q_len + block_rows - 1) / block_rows;

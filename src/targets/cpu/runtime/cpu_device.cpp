@@ -13,7 +13,7 @@
 #include "ops/op_registry.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
-#include "targets/cpu/runtime/onednn_attention.h"
+#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 

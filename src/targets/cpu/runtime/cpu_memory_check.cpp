@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "io/system_memory.h"
+#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
-#include "targets/cpu/runtime/onednn_attention.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 
@@ -40,9 +40,7 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
     }
     if (entry == "attention" && computes_in_bf16(launch.attrs, "attention")) {
       const Shape &q = types[0]->shape, &v = types[2]->shape;
-      const std::int64_t rows = launch.attrs.get_int("block_rows", kDefaultAttentionBlockRows, "attention");
-      attention_bf16 =
-          std::max(attention_bf16, attention_bf16_workspace_bytes({q[0] * q[1], q[2], v[2], q[3], v[3]}, rows));
+      attention_bf16 = std::max(attention_bf16, attention_bf16_workspace_bytes({q[0] * q[1], q[2], v[2], q[3], v[3]}));
     }
   }
   need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + attention_bf16 + kWorkspaceMargin;
