@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/bf16_support.h"
 
 namespace websd::app {
@@ -22,7 +23,10 @@ DType cpu_compute_dtype(const std::string& requested, const std::string& command
   if (requested != "bf16") throw Error(command, "--dtype " + requested + ": unknown compute type (use f32 or bf16)");
   if (cpu::onednn_bf16_available()) {
     std::cerr << "websd " << command
-              << ": convolutions, linear layers and attention compute in bf16 (f32 accumulation)\n";
+              << (cpu::bf16_attention_pays()
+                      ? ": convolutions, linear layers and attention compute in bf16 (f32 accumulation)\n"
+                      : ": convolutions and linear layers compute in bf16 (f32 accumulation); attention in f32, "
+                        "which is faster on this CPU\n");
     return DType::kBF16;
   }
   std::cerr << "websd " << command

@@ -1,6 +1,7 @@
 // Attention softmax(q k^T * scale) v computed a block of query rows at a time, so the score matrix
 // never exists whole: memory is block_rows x kv_length floats instead of q_length x kv_length.
-// Nodes with compute = "bf16" run bf16_attention.h's kernel instead (which takes its own blocks).
+// Nodes with compute = "bf16" run bf16_attention.h's kernel instead (which takes its own blocks) on
+// CPUs where it is the faster one.
 #include <algorithm>
 
 #include "core/error.h"
@@ -31,7 +32,7 @@ void attention_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attr
   const Shape& q = in[0]->type.shape;
   const Shape& v = in[2]->type.shape;
   const std::int64_t heads = q[0] * q[1], q_len = q[2], kv_len = v[2], dim = q[3], v_dim = v[3];
-  if (computes_in_bf16(attrs, "attention")) {
+  if (computes_in_bf16(attrs, "attention") && (!bf16_attention_available() || bf16_attention_pays())) {
     attention_bf16({heads, q_len, kv_len, dim, v_dim}, scale, causal, in[0]->fdata(), in[1]->fdata(), in[2]->fdata(),
                    out.fdata());
     return;

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -347,7 +348,46 @@ struct PackedOperands {
 };
 thread_local PackedOperands packed_operands;
 
+// Nanoseconds for `rounds` of eight independent chains of VDPBF16PS (or of VFMADD): the best of
+// three tries, so a preemption does not count.
+template <bool Bf16>
+WEBSD_AVX512_BF16 double chain_nanoseconds(std::int64_t rounds) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    __m512 acc[8];
+    for (int c = 0; c < 8; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));  // distinct: no chains merged
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512bh pairs = reinterpret_cast<__m512bh>(_mm512_set1_epi32(0x3f803f80));  // bf16 (1, 1)
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t round = 0; round < rounds; ++round) {
+#pragma GCC unroll 8
+      for (int c = 0; c < 8; ++c) {
+        if constexpr (Bf16) {
+          acc[c] = _mm512_dpbf16_ps(acc[c], pairs, pairs);
+        } else {
+          acc[c] = _mm512_fmadd_ps(one, one, acc[c]);
+        }
+      }
+    }
+    __m512 sum = acc[0];
+    for (int c = 1; c < 8; ++c) sum = _mm512_add_ps(sum, acc[c]);
+    volatile float sink = _mm512_reduce_add_ps(sum);
+    static_cast<void>(sink);
+    best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
 }  // namespace
+
+bool bf16_attention_pays() {
+  static const bool pays = [] {
+    if (!bf16_attention_available()) return false;
+    constexpr std::int64_t kRounds = 20000;  // 160k instructions a try: about 50 us
+    return chain_nanoseconds<true>(kRounds) <= chain_nanoseconds<false>(kRounds) / 0.75;
+  }();
+  return pays;
+}
 
 bool bf16_attention_available() {
   static const bool available = __builtin_cpu_supports("avx512bf16");

@@ -28,6 +28,14 @@ struct AttentionSizes {
 // whose oneDNN bf16 kernels run natively has them: AMX CPUs too).
 bool bf16_attention_available();
 
+// Whether the kernel is faster here than f32 attention: whether this CPU issues VDPBF16PS (two
+// products a lane) at least 3/4 as often as VFMADD (one), timed once per process. AMD's Zen 4 issues
+// both once a cycle (the kernel: 1.9x f32 attention); Intel's AMX Xeons VDPBF16PS once every two
+// cycles against two FMAs a cycle (the kernel: 0.5-0.7x f32 attention on an Emerald Rapids).
+// Attention nodes that compute in bf16 run f32 attention where this is false: more precise, and
+// faster there.
+bool bf16_attention_pays();
+
 // q [heads, q_len, dim], k [heads, kv_len, dim], v [heads, kv_len, v_dim] and out [heads, q_len, v_dim],
 // all f32 and dense. With `causal`, query i sees keys up to i (queries aligned with the end of the
 // keys); a row that sees no key is zero. Throws websd::Error on a CPU without AVX512-BF16.
