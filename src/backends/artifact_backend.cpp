@@ -250,11 +250,13 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
   const Shape image = run.latents.size() == 4 ? Shape{1, 3, run.latents[2] * state_->info.vae_scale_factor,
                                                       run.latents[3] * state_->info.vae_scale_factor}
                                               : Shape{};
-  std::vector<std::string> symbols = {
-      state_->function_for(run.text_rows == 2 ? "clip" : "clip_b1", {{run.text_rows, run.tokens}}, "token ids")};
+  // The decoder first, right after plan_vae_decode asked vae_decode_fit about it (see
+  // CheckpointBackend::check_memory).
+  std::vector<std::string> symbols = {state_->decoder_for(run.decode_tile.value_or(run.latents))};
+  symbols.push_back(
+      state_->function_for(run.text_rows == 2 ? "clip" : "clip_b1", {{run.text_rows, run.tokens}}, "token ids"));
   if (run.init_image) symbols.push_back(state_->function_for("vae_encode", {*run.init_image}, "image"));
   symbols.push_back(state_->function_for(run.guided ? "unet_cfg" : "unet_b1", {run.latents}, "latents"));
-  symbols.push_back(state_->decoder_for(run.decode_tile.value_or(run.latents)));
   symbols.push_back(state_->function_for("image_to_rgba", {image}, "image"));
 
   for (const std::string& symbol : symbols) {

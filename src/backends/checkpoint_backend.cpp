@@ -374,7 +374,13 @@ bool CheckpointBackend::weight_cache_hit(const std::string& component) const {
 
 void CheckpointBackend::check_memory(const RunShapes& run) {
   State& state = *state_;
-  state.prefetch(run.init_image.has_value());
+  // The decoder first: plan_vae_decode has just asked vae_decode_fit about it, and each estimate
+  // leaves the process a little larger (the kernels it made stay in oneDNN's primitive cache), so
+  // asked later the same decode could be refused after it was planned to fit. The prefetch thread
+  // starts after the checks for the same reason (its stack and allocator arena take address space).
+  const Shape decoded = run.decode_tile.value_or(run.latents);
+  state.decode_executors.check(decoded,
+                               [&] { return vae_decode_graph(state.vae, decoded[0], decoded[2], decoded[3]); });
   state.clip_executors.check({run.text_rows, run.tokens},
                              [&] { return clip_text_graph(state.clip, run.text_rows, run.tokens); });
   if (run.init_image) {
@@ -385,10 +391,8 @@ void CheckpointBackend::check_memory(const RunShapes& run) {
   const std::int64_t batch = run.guided ? 2 : 1;
   state.unet_executors.check({batch, latents[2], latents[3], run.tokens},
                              [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); });
-  const Shape decoded = run.decode_tile.value_or(latents);
-  state.decode_executors.check(decoded,
-                               [&] { return vae_decode_graph(state.vae, decoded[0], decoded[2], decoded[3]); });
   state.device->trim();  // the plans the workspace estimates made; each network makes its own
+  state.prefetch(run.init_image.has_value());
 }
 
 DecodeFit CheckpointBackend::vae_decode_fit(const Shape& latents) {

@@ -199,6 +199,20 @@ void GenerationSession::submit_decode() {
                                 std::to_string(timesteps_.size()) + " done)");
   }
   require_nothing_pending("submit_decode");
+  // The plan was made before the first network ran, and the process has grown since (its thread
+  // pool, allocator arenas, kernels' buffers): under a tight limit a whole decode that fitted then
+  // may not now. In auto mode it is asked about again, and goes to tiles if it no longer fits.
+  if (request_.vae_tiling.mode == VaeTilingMode::kAuto && !decode_plan_.tiles) {
+    VaeDecodePlan now = plan_vae_decode(backend_, request_.vae_tiling, latents_.shape);
+    if (now.tiles) {
+      decode_plan_ = std::move(now);
+      if (progress_) {
+        ProgressEvent note = event_;
+        note.note = decode_plan_.note;
+        progress_(note);
+      }
+    }
+  }
   const std::optional<VaeTileGrid>& tiles = decode_plan_.tiles;
   event_.stage = tiles ? "decode tiles" : "decode";
   event_.step = 0;

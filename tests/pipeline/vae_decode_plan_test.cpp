@@ -134,5 +134,37 @@ TEST(VaeDecodePlan, ASessionDecodesInTilesWhenTheWholeDecodeDoesNotFit) {
   }
 }
 
+TEST(VaeDecodePlan, AWholeDecodeThatNoLongerFitsWhenItsTurnComesRunsInTiles) {
+  // The whole decode fits when the run is planned, not when the image is decoded (the process
+  // grew in between): auto mode asks again before decoding and takes tiles.
+  FakeBackend backend;
+  backend.decode_fit = [&backend](const Shape& latents) {
+    const bool planning = backend.fits_questions.size() == 1;
+    return planning || latents == kTile ? DecodeFit::kFits : DecodeFit::kTooLarge;
+  };
+  std::vector<std::string> notes;
+  const std::vector<GeneratedImage> images =
+      test::run_pipeline(backend, tiled_request(VaeTilingMode::kAuto), "ddim", [&](const ProgressEvent& event) {
+        if (!event.note.empty()) notes.push_back(event.stage + ": " + event.note);
+      });
+  ASSERT_EQ(backend.memory_checks.size(), 1u);
+  EXPECT_FALSE(backend.memory_checks[0].decode_tile) << "planned as a whole decode";
+  ASSERT_EQ(backend.decode_calls.size(), 9u);
+  for (const HostTensor& call : backend.decode_calls) EXPECT_EQ(call.shape, kTile);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("does not fit in the memory available: decoding it in 9 overlapping tiles"),
+            std::string::npos)
+      << notes[0];
+  ASSERT_EQ(images.size(), 1u);
+
+  // Off mode never asks again: the whole decode runs (and a real backend's check refuses it).
+  FakeBackend off;
+  off.decode_fit = [](const Shape&) { return DecodeFit::kTooLarge; };
+  test::run_pipeline(off, tiled_request(VaeTilingMode::kOff), "ddim");
+  EXPECT_TRUE(off.fits_questions.empty());
+  ASSERT_EQ(off.decode_calls.size(), 1u);
+  EXPECT_EQ(off.decode_calls[0].shape, kLatents);
+}
+
 }  // namespace
 }  // namespace websd
