@@ -36,6 +36,10 @@ void permute_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs,
         rest /= shape[d];
       }
       float* dst = y + row * inner;
+      if (inner_stride == 1) {  // rows stay rows (heads split or merged): a contiguous copy
+        std::memcpy(dst, x + offset, static_cast<std::size_t>(inner) * sizeof(float));
+        continue;
+      }
       for (std::int64_t i = 0; i < inner; ++i) dst[i] = x[offset + i * inner_stride];
     }
   });
@@ -52,10 +56,14 @@ void slice_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, C
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (std::int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
-  for (std::int64_t o = 0; o < outer; ++o) {
-    std::memcpy(out.fdata() + o * length * inner, in[0]->fdata() + (o * shape[axis] + start) * inner,
-                length * inner * sizeof(float));
-  }
+  // Many short blocks for a slice of the last axis (Q, K and V out of one projection's rows).
+  parallel_for(outer, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, length * inner)),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t o = begin; o < end; ++o) {
+                   std::memcpy(out.fdata() + o * length * inner, in[0]->fdata() + (o * shape[axis] + start) * inner,
+                               length * inner * sizeof(float));
+                 }
+               });
 }
 
 void concat_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, CpuTensor& out) {
