@@ -236,27 +236,12 @@ WEBSD_AVX512_BF16 void value_tile(const Packing& pk, const std::uint16_t* probab
   }
 }
 
-template <bool Half>
-WEBSD_AVX512_BF16 void value_tile_of(std::int64_t vectors, const Packing& pk, const std::uint16_t* probabilities,
-                                     const std::uint16_t* values, const float* rescale, float* out) {
-  switch (vectors - (Half ? 1 : 0)) {
-    case 0:
-      value_tile<0, Half>(pk, probabilities, values, rescale, out);
-      break;
-    case 1:
-      value_tile<1, Half>(pk, probabilities, values, rescale, out);
-      break;
-    case 2:
-      value_tile<2, Half>(pk, probabilities, values, rescale, out);
-      break;
-    case 3:
-      value_tile<3, Half>(pk, probabilities, values, rescale, out);
-      break;
-    default:
-      value_tile<4, Half>(pk, probabilities, values, rescale, out);
-      break;
-  }
-}
+// value_tile for a tile of 1 to 4 vectors (index: vectors - 1), all full or the last a half one.
+using ValueTile = void (*)(const Packing&, const std::uint16_t*, const std::uint16_t*, const float*, float*);
+constexpr ValueTile kFullTiles[] = {&value_tile<1, false>, &value_tile<2, false>, &value_tile<3, false>,
+                                    &value_tile<4, false>};
+constexpr ValueTile kHalfTiles[] = {&value_tile<0, true>, &value_tile<1, true>, &value_tile<2, true>,
+                                    &value_tile<3, true>};
 
 WEBSD_AVX512_BF16 void value_tiles(const AttentionSizes& s, const Packing& pk, const std::uint16_t* probabilities,
                                    const std::uint16_t* block_values, const float* rescale, float* out) {
@@ -266,11 +251,8 @@ WEBSD_AVX512_BF16 void value_tiles(const AttentionSizes& s, const Packing& pk, c
     const bool half = first + vectors == pk.value_vectors && tail > 0 && tail <= kLanes / 2;
     const std::uint16_t* values = block_values + first * 2 * kLanes;
     float* tile_out = out + first * kLanes;
-    if (half) {
-      value_tile_of<true>(vectors, pk, probabilities, values, rescale, tile_out);
-    } else {
-      value_tile_of<false>(vectors, pk, probabilities, values, rescale, tile_out);
-    }
+    const ValueTile tile = (half ? kHalfTiles : kFullTiles)[vectors - 1];
+    tile(pk, probabilities, values, rescale, tile_out);
   }
 }
 
