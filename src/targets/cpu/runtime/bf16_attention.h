@@ -4,12 +4,12 @@
 //
 // Once per call K and V are narrowed to bf16 and packed as the products read them. A task takes 24
 // query rows of one head (scaled by scale * log2(e) and narrowed) and walks the keys 64 at a time:
-// scores into registers (6 rows x 64 keys per tile), then per row the block's maximum rounded up to
-// an integer, the exponentials 2^(s - shift) in f32 narrowed for the second product, and the output
-// rows (f32, in L1) rescaled when the shift grows. Shifts are integers so that rescaling multiplies
-// by powers of two: each bf16 probability is exactly the one a single pass with the final shift
-// would have rounded. The row sums stay f32 (unrounded exponentials); each output row is divided
-// by its sum at the end.
+// scores into registers (6 rows x 64 keys per tile), then per row a shift (an integer above every
+// score so far: raised only when a score exceeds it), the exponentials 2^(s - shift) in f32 narrowed
+// for the second product, and the output rows (f32, in L1) rescaled when the shift grows. Shifts
+// are integers so that rescaling multiplies by powers of two: each bf16 probability is exactly the
+// one a single pass with the final shift would have rounded. The row sums stay f32 (unrounded
+// exponentials); each output row is divided by its sum at the end.
 #pragma once
 
 #include <cstdint>
