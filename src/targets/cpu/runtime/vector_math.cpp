@@ -63,39 +63,6 @@ inline __m512 gelu16(__m512 x) {
   return _mm512_fmadd_ps(half_x, erf16(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f))), half_x);
 }
 
-// Sixteen floats narrowed to bf16 bits, rounded to nearest even; NaN stays a quiet NaN (as
-// core/dtype.h's f32_to_bf16).
-inline __m256i narrow16(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded =
-      _mm512_srli_epi32(_mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
-  const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
-  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet_nan));
-}
-
-// exp(x[i] - shift) for i < count, each 16-lane chunk handed to store(i, mask, values) (mask: the
-// lanes in range); returns their sum (lane-wise, then reduced).
-template <typename Store>
-float exp_shifted_sum16(const float* x, std::int64_t count, float shift, const Store& store) {
-  const __m512 shift16 = _mm512_set1_ps(shift);
-  __m512 sum = _mm512_setzero_ps();
-  std::int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift16));
-    store(i, static_cast<__mmask16>(0xffff), e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  if (i < count) {
-    const __mmask16 mask = static_cast<__mmask16>((1u << (count - i)) - 1);
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift16));
-    store(i, mask, e);
-    sum = _mm512_mask_add_ps(sum, mask, sum, e);
-  }
-  return _mm512_reduce_add_ps(sum);
-}
-
 // Applies `vector_fn` to full 16-lane chunks and masked to the tail.
 template <typename VectorFn>
 void map16(const float* x, float* y, std::int64_t count, const VectorFn& vector_fn) {
@@ -112,27 +79,24 @@ void map16(const float* x, float* y, std::int64_t count, const VectorFn& vector_
 
 float exp_shifted_sum(const float* x, float* y, std::int64_t count, float shift) {
 #ifdef __AVX512F__
-  return exp_shifted_sum16(x, count, shift,
-                           [&](std::int64_t i, __mmask16 mask, __m512 e) { _mm512_mask_storeu_ps(y + i, mask, e); });
+  const __m512 shift16 = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift16));
+    _mm512_storeu_ps(y + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < count) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (count - i)) - 1);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift16));
+    _mm512_mask_storeu_ps(y + i, mask, e);
+    sum = _mm512_mask_add_ps(sum, mask, sum, e);
+  }
+  return _mm512_reduce_add_ps(sum);
 #else
   float sum = 0.0f;
   for (std::int64_t i = 0; i < count; ++i) sum += (y[i] = std::exp(x[i] - shift));
-  return sum;
-#endif
-}
-
-float exp_shifted_sum_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float shift) {
-#ifdef __AVX512F__
-  return exp_shifted_sum16(x, count, shift, [&](std::int64_t i, __mmask16 mask, __m512 e) {
-    _mm256_mask_storeu_epi16(y + i, mask, narrow16(e));
-  });
-#else
-  float sum = 0.0f;
-  for (std::int64_t i = 0; i < count; ++i) {
-    const float e = std::exp(x[i] - shift);
-    sum += e;
-    narrow_to_bf16(&e, y + i, 1);
-  }
   return sum;
 #endif
 }

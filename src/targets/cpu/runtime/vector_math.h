@@ -11,9 +11,6 @@ namespace websd::cpu {
 
 // y[i] = exp(x[i] - shift); returns the sum of the y[i] (in float32, lane-wise then reduced).
 float exp_shifted_sum(const float* x, float* y, std::int64_t count, float shift);
-// The same exponentials and sum, each stored narrowed to bf16 (as narrow_to_bf16): the
-// probabilities of a bf16 attention, whose row sum stays f32.
-float exp_shifted_sum_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float shift);
 // Largest of x[0, count); count >= 1.
 float max_of(const float* x, std::int64_t count);
 // y[i] *= factor.

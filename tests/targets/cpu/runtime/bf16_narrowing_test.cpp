@@ -1,6 +1,6 @@
 // The CPU kernels' vectorised narrowing to bf16 (vector_math.h) gives core/dtype.h's f32_to_bf16
 // bits for every value: ties to even, NaN kept quiet, infinities, denormals, and every tail length
-// of the 16-lane loops; the exponentials narrowed by exp_shifted_sum_to_bf16 are exp_shifted_sum's.
+// of the 16-lane loops.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -45,18 +45,6 @@ TEST(Bf16Narrowing, EveryValueAndEveryTailLengthGivesF32ToBf16sBits) {
   std::vector<std::uint16_t> scaled(values.size());
   narrow_to_bf16(values.data(), scaled.data(), static_cast<std::int64_t>(values.size()), 0.5f);
   for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(scaled[i], f32_to_bf16(values[i] * 0.5f)) << i;
-}
-
-TEST(Bf16Narrowing, NarrowedExponentialsAreThoseOfExpShiftedSumWithTheSameSum) {
-  std::vector<float> x;
-  for (int i = 0; i < 37; ++i) x.push_back(static_cast<float>(i % 11) * 0.73f - 4.0f);
-  for (std::size_t count = 1; count <= x.size(); ++count) {
-    std::vector<float> exps(count);
-    std::vector<std::uint16_t> narrowed(count);
-    const float sum = exp_shifted_sum(x.data(), exps.data(), static_cast<std::int64_t>(count), 2.5f);
-    EXPECT_EQ(exp_shifted_sum_to_bf16(x.data(), narrowed.data(), static_cast<std::int64_t>(count), 2.5f), sum);
-    for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(narrowed[i], f32_to_bf16(exps[i])) << i << " of " << count;
-  }
 }
 
 }  // namespace
