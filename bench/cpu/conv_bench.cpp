@@ -1,0 +1,59 @@
+// bf16 3x3 convolutions at SD 1.5's 512x512 UNet shapes (batch 2 with guidance, NHWC), as `--dtype
+// bf16` runs them: Winograd F(2x2, 3x3) at the 64x64 and 32x32 levels, direct below. Reports the
+// direct convolution's GFLOP/s (2 x pixels x 9 x C x O per call), so Winograd's can exceed the chip's peak.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "core/dtype.h"
+#include "targets/cpu/runtime/bf16_support.h"
+#include "targets/cpu/runtime/onednn_conv.h"
+
+namespace {
+
+using websd::cpu::ConvGeometry;
+
+// range: pixels per side, input channels, output channels.
+void conv3x3_bf16(benchmark::State& state) {
+  if (!websd::cpu::onednn_bf16_available()) {
+    state.SkipWithError("needs a CPU with native bf16 (AVX512-BF16 or AMX)");
+    return;
+  }
+  const std::int64_t side = state.range(0), channels = state.range(1), out = state.range(2);
+  const ConvGeometry g{{2, side, side, channels},
+                       {out, channels, 3, 3},
+                       {2, side, side, out},
+                       1,
+                       1,
+                       true,
+                       false,
+                       websd::cpu::ConvLayout::kNhwc,
+                       true};
+  std::vector<float> x(static_cast<std::size_t>(2 * side * side * channels));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  std::vector<float> w(static_cast<std::size_t>(out * channels * 9));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 104729) % 1000) * 1e-4f - 0.05f;
+  const std::vector<float> bias(static_cast<std::size_t>(out), 0.1f);
+  const std::vector<float> layout_values = websd::cpu::conv_pack_weight(g, w.data());
+  std::vector<std::uint16_t> packed(layout_values.size());
+  for (std::size_t i = 0; i < packed.size(); ++i) packed[i] = websd::f32_to_bf16(layout_values[i]);
+  std::vector<float> y(static_cast<std::size_t>(2 * side * side * out));
+  for (auto _ : state) {
+    websd::cpu::onednn_conv2d(g, x.data(), reinterpret_cast<const float*>(packed.data()), true, bias.data(), y.data());
+  }
+  const double flops = 2.0 * 2 * side * side * 9 * channels * out;
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(websd::cpu::conv_weight_layout(g).substr(0, 24));
+}
+BENCHMARK(conv3x3_bf16)
+    ->Args({64, 320, 320})
+    ->Args({64, 960, 320})
+    ->Args({64, 640, 640})
+    ->Args({32, 640, 640})
+    ->Args({32, 1920, 640})
+    ->Args({32, 1280, 1280})
+    ->Args({16, 1280, 1280})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
