@@ -7,11 +7,13 @@
 #include <sstream>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "core/error.h"
 #include "targets/cpu/runtime/bf16_support.h"
 #include "targets/cpu/runtime/onednn_runtime.h"
 #include "targets/cpu/runtime/parallel.h"
+#include "targets/cpu/runtime/vector_math.h"
 #include "targets/cpu/runtime/winograd_transforms.h"
 
 namespace websd::cpu {
@@ -94,7 +96,7 @@ ConvPlan gemm_plan(const ConvGeometry& g) {
   return plan_of<dnnl::matmul>(ConvMethod::kGemm, desc);
 }
 
-// The im2col rows [pixels, kh*kw*C] as the kernel builds them (f32); a bf16 plan reads them narrowed.
+// The rows [pixels, kh*kw*C] in f32: im2col's for an f32 plan, x itself for a pointwise convolution.
 memory::desc gemm_rows_desc(const ConvGeometry& g) {
   return {{g.y[0] * g.y[1] * g.y[2], g.w[1] * g.w[2] * g.w[3]}, kF32, Tag::ab};
 }
@@ -149,16 +151,19 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
 // bf16 3x3 stride-1 "same" convolutions over many pixels run as Winograd F(2x2, 3x3): 2.25x fewer
 // products than direct convolution, as matrix products 16 x [tiles, C] x [C, O] at the speed of
 // oneDNN's bf16 matmul (380-410 GFLOP/s on 2 Zen 4 cores, against 440-460 for brgconv), plus the
-// transforms (memory-bound: a fifth to a third of the time). Measured there (conv_bench) at SD 1.5's
-// 64x64 level, batch 2: 320 -> 320 channels 34 -> 25 ms, 960 -> 320 101 -> 62 ms, 640 -> 640 137 ->
-// 86 ms. The weights are stored transformed, 16/9 of the direct ones' size, so the levels with many
-// pixels per weight take it: at 512x512 the UNet's 64x64 level (+26 MB), not its 32x32 level, whose
-// convolutions would gain as much again but add 97 MB, past a 2 GiB peak.
-constexpr std::int64_t kWinogradMinPixels = 64 * 64;
-
+// transforms, which are memory-bound and cost per tile in proportion to C + O (a fifth to a third of
+// the time). Measured there (conv_bench, batch 2) at 64x64: 320 -> 320 channels 34 -> 25 ms, 960 ->
+// 320 101 -> 62 ms, 640 -> 640 137 -> 86 ms; at 32x32: 640 -> 640 33 -> 21 ms, 1920 -> 640 100 -> 59
+// ms, 1280 -> 1280 137 -> 86 ms. The weights are stored transformed, 16/9 of the direct ones' size,
+// so it is taken where the time saved per byte added is largest: from 64x64 pixels on, and from
+// 32x32 on where the products outweigh the transforms most (C O / (C + O) >= 400). At 512x512 that
+// is the SD 1.5 UNet's 64x64 level (+26 MB) and its 32x32 level's three widest convolutions (+52 MB,
+// 0.12 s of a step); the rest of that level would save 0.09 s more for 45 MB more, past a 2 GiB peak.
 bool runs_as_winograd_bf16(const ConvGeometry& g) {
+  const std::int64_t pixels = g.y[1] * g.y[2], channels = g.w[1], out = g.w[0];
+  const bool worth_its_weights = pixels >= 64 * 64 || (pixels >= 32 * 32 && channels * out >= 400 * (channels + out));
   return g.bf16 && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
-         g.w[1] >= 64 && g.w[0] >= 64 && g.y[1] * g.y[2] >= kWinogradMinPixels;
+         channels >= 64 && out >= 64 && worth_its_weights;
 }
 
 WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], g.x[2], g.x[3], g.w[0]}; }
@@ -168,7 +173,7 @@ WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], 
 // reads all of the transformed weight (up to 13 MB at the 64x64 level), so smaller chunks are slower
 // (2 MB ones: 960 -> 320 channels at 64x64 took 100 ms instead of 62).
 std::int64_t winograd_chunk_tiles(const ConvGeometry& g) {
-  constexpr std::int64_t kChunkBytes = 16 << 20;
+  constexpr std::int64_t kChunkBytes = 8 << 20;
   const std::int64_t tiles = winograd_tiling(g).tiles();
   const std::int64_t tile_bytes = kWinogradPoints * (2 * g.w[1] + 4 * g.w[0]);
   const std::int64_t most = std::max<std::int64_t>(16, kChunkBytes / tile_bytes);
@@ -297,23 +302,26 @@ void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* 
   onednn_runtime().stream.wait();
 }
 
-// Unfolds NHWC x into rows [N*OH*OW, kh*kw*C] (zeros where the window leaves the image).
-void im2col_nhwc(const ConvGeometry& g, const float* x, float* rows) {
+// Unfolds NHWC x into rows [N*OH*OW, kh*kw*C] (zeros where the window leaves the image), as f32 or,
+// for a bf16 plan, narrowed as they are written (no f32 copy of the rows: 24 MB at SD 1.5's 16x16 level).
+template <typename Value>
+void im2col_nhwc(const ConvGeometry& g, const float* x, Value* rows) {
   const std::int64_t height = g.x[1], width = g.x[2], channels = g.x[3];
   const std::int64_t out_h = g.y[1], out_w = g.y[2], kernel_h = g.w[2], kernel_w = g.w[3];
   const std::int64_t row_length = kernel_h * kernel_w * channels;
-  const std::size_t pixel_bytes = static_cast<std::size_t>(channels) * sizeof(float);
   parallel_for(g.y[0] * out_h * out_w, 8, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t n = r / (out_h * out_w), oy = r / out_w % out_h, ox = r % out_w;
-      float* dst = rows + r * row_length;
+      Value* dst = rows + r * row_length;
       for (std::int64_t ky = 0; ky < kernel_h; ++ky) {
         for (std::int64_t kx = 0; kx < kernel_w; ++kx, dst += channels) {
           const std::int64_t iy = oy * g.stride - g.padding + ky, ix = ox * g.stride - g.padding + kx;
           if (iy < 0 || iy >= height || ix < 0 || ix >= width) {
-            std::memset(dst, 0, pixel_bytes);
+            std::fill_n(dst, channels, Value{0});
+          } else if constexpr (std::is_same_v<Value, float>) {
+            std::memcpy(dst, x + ((n * height + iy) * width + ix) * channels, channels * sizeof(float));
           } else {
-            std::memcpy(dst, x + ((n * height + iy) * width + ix) * channels, pixel_bytes);
+            narrow_to_bf16(x + ((n * height + iy) * width + ix) * channels, dst, channels);
           }
         }
       }
@@ -429,9 +437,9 @@ std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) 
         return;
       }
       if (plan.method == ConvMethod::kGemm) {
-        const memory::desc user_rows = gemm_rows_desc(g);
-        if (!pointwise) rows = std::max(rows, user_rows.get_size());
-        if (user_rows != plan.src) src = std::max(src, plan.src.get_size());
+        // Rows as the plan reads them; pointwise ones read x itself, narrowed for a bf16 plan.
+        if (!pointwise) rows = std::max(rows, plan.src.get_size());
+        if (pointwise && gemm_rows_desc(g) != plan.src) src = std::max(src, plan.src.get_size());
         return;
       }
       const Tag tag = activation_tag(g.layout);
@@ -459,16 +467,19 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     }
     if (plan.method == ConvMethod::kGemm) {
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
-      // The unfolded rows (up to ~24 MB for SD 1.5) live in a buffer reused by later calls.
-      std::vector<float>& rows = thread_scratch.rows;
-      const memory::desc user_rows = gemm_rows_desc(g);
-      if (!pointwise) {
-        rows.resize(std::max(rows.size(), user_rows.get_size() / sizeof(float)));
-        im2col_nhwc(g, x, rows.data());
+      // The unfolded rows (up to ~24 MB for SD 1.5) live in a buffer reused by later calls; a
+      // pointwise convolution's rows are x, which a bf16 plan reads narrowed into a second buffer.
+      memory src;
+      if (pointwise) {
+        src = to_layout(memory(gemm_rows_desc(g), engine, const_cast<float*>(x)), plan.src, thread_scratch.src);
+      } else {
+        src = scratch_memory(plan.src, thread_scratch.rows);
+        if (g.bf16) {
+          im2col_nhwc(g, x, static_cast<std::uint16_t*>(src.get_data_handle()));
+        } else {
+          im2col_nhwc(g, x, static_cast<float*>(src.get_data_handle()));
+        }
       }
-      // bf16 plans read the rows narrowed, in a second buffer.
-      const memory src = to_layout(memory(user_rows, engine, pointwise ? const_cast<float*>(x) : rows.data()), plan.src,
-                                   thread_scratch.src);
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, memory(plan.dst, engine, y)}};
       if (bias != nullptr) args[DNNL_ARG_BIAS] = memory({{1, g.w[0]}, kF32, Tag::ab}, engine, const_cast<float*>(bias));

@@ -121,6 +121,7 @@ TEST(WinogradBf16Choice, FewPixelsOrChannelsStayDirect) {
     return conv_weight_layout(g).find("winograd") != std::string::npos;
   };
   EXPECT_TRUE(winograd(same_3x3({1, 64, 64, 320}, 320, false, true)));
+  EXPECT_TRUE(winograd(same_3x3({2, 32, 32, 1920}, 640, false, true)));
   EXPECT_FALSE(winograd(same_3x3({2, 32, 32, 640}, 640, false, true)));
   EXPECT_FALSE(winograd(same_3x3({2, 16, 16, 320}, 320, false, true)));
   EXPECT_FALSE(winograd(same_3x3({1, 64, 64, 4}, 320, false, true)));
