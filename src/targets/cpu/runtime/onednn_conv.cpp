@@ -21,7 +21,7 @@ namespace {
 
 using namespace onednn_names;
 
-using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool>;
+using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool, bool>;
 
 // The type activations and weights enter the primitive in; bias, accumulation and output are f32.
 memory::data_type compute_type(const ConvGeometry& g) { return g.bf16 ? kBf16 : kF32; }
@@ -162,8 +162,8 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
 bool runs_as_winograd_bf16(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[1] * g.y[2], channels = g.w[1], out = g.w[0];
   const bool worth_its_weights = pixels >= 64 * 64 || (pixels >= 32 * 32 && channels * out >= 400 * (channels + out));
-  return g.bf16 && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
-         channels >= 64 && out >= 64 && worth_its_weights;
+  return g.bf16 && g.allow_winograd && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 &&
+         g.padding == 1 && channels >= 64 && out >= 64 && worth_its_weights;
 }
 
 WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], g.x[2], g.x[3], g.w[0]}; }
@@ -229,7 +229,7 @@ struct ThreadScratch {
 thread_local ThreadScratch thread_scratch;
 
 const ConvPlan& plan_for(const ConvGeometry& g) {
-  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16};
+  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16, g.allow_winograd};
   return plans().get(key, [&] {
     if (g.bf16 && !onednn_bf16_available()) {
       throw Error("cpu",
