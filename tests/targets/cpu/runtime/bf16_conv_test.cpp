@@ -37,19 +37,10 @@ std::vector<float> rounded_to_bf16(const std::vector<float>& values) {
   return out;
 }
 
-// The convolution with its weight packed as the kernel reads it (narrowed to bf16 for bf16 ones).
 std::vector<float> run(const ConvGeometry& g, const std::vector<float>& x, const std::vector<float>& w,
                        const std::vector<float>& bias, const std::vector<float>& residual) {
-  const std::vector<float> packed = conv_pack_weight(g, w.data());
-  std::vector<std::uint16_t> narrowed;
-  const float* weight = packed.data();
-  if (conv_layout_reads_bf16(conv_weight_layout(g))) {
-    for (const float v : packed) narrowed.push_back(f32_to_bf16(v));
-    weight = reinterpret_cast<const float*>(narrowed.data());
-  }
-  std::vector<float> y = g.accumulate ? residual : std::vector<float>(static_cast<std::size_t>(shape_numel(g.y)));
-  onednn_conv2d(g, x.data(), weight, !conv_weight_layout(g).empty(), bias.data(), y.data());
-  return y;
+  return test::conv_with_packed_weight(
+      g, x, w, bias, g.accumulate ? residual : std::vector<float>(static_cast<std::size_t>(shape_numel(g.y))));
 }
 
 class Bf16Conv : public ::testing::TestWithParam<Case> {};

@@ -1,10 +1,14 @@
-// Helpers for CPU-target tests: random tensors and relative error.
+// Helpers for CPU-target tests: random tensors, relative error, convolutions with packed weights.
 #pragma once
 
+#include <cstdint>
 #include <random>
+#include <vector>
 
-#include "targets/cpu/runtime/cpu_tensor.h"
+#include "core/dtype.h"
 #include "support/tensor_compare.h"
+#include "targets/cpu/runtime/cpu_tensor.h"
+#include "targets/cpu/runtime/onednn_conv.h"
 
 namespace websd::cpu::test {
 
@@ -17,5 +21,21 @@ inline CpuTensor random_tensor(const Shape& shape, std::uint32_t seed, float sca
 }
 
 using websd::test::relative_l2;
+
+// y (the residual when g accumulates) after the convolution of x with the OIHW weight w packed as the
+// kernel reads it (narrowed to bf16 for layouts that read bf16).
+inline std::vector<float> conv_with_packed_weight(const ConvGeometry& g, const std::vector<float>& x,
+                                                  const std::vector<float>& w, const std::vector<float>& bias,
+                                                  std::vector<float> y) {
+  const std::vector<float> packed = conv_pack_weight(g, w.data());
+  std::vector<std::uint16_t> narrowed;
+  const float* weight = packed.data();
+  if (conv_layout_reads_bf16(conv_weight_layout(g))) {
+    for (const float v : packed) narrowed.push_back(f32_to_bf16(v));
+    weight = reinterpret_cast<const float*>(narrowed.data());
+  }
+  onednn_conv2d(g, x.data(), weight, !conv_weight_layout(g).empty(), bias.data(), y.data());
+  return y;
+}
 
 }  // namespace websd::cpu::test

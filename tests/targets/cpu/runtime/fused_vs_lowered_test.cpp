@@ -25,7 +25,7 @@ TEST_P(FusedVsLowered, Agree) {
   std::vector<graph::ValueId> inputs;
   std::vector<CpuTensor> values;
   for (std::size_t i = 0; i < c.input_shapes.size(); ++i) {
-    inputs.push_back(b.input("x" + std::to_string(i), {DType::kF32, c.input_shapes[i]}));
+    inputs.push_back(b.input(std::string("x").append(std::to_string(i)), {DType::kF32, c.input_shapes[i]}));
     values.push_back(test::random_tensor(c.input_shapes[i], 100 + static_cast<std::uint32_t>(i)));
   }
   function.set_outputs({b.op(c.op, inputs, c.attrs)});

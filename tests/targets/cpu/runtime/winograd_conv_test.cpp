@@ -8,9 +8,9 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "core/dtype.h"
 #include "cpu_test_util.h"
 #include "targets/cpu/runtime/bf16_support.h"
 #include "targets/cpu/runtime/onednn_conv.h"
@@ -26,18 +26,8 @@ ConvGeometry same_3x3(const Shape& x, std::int64_t out_channels, bool accumulate
 // The convolution with its weight packed as the kernel reads it, or given plain (OIHW f32).
 std::vector<float> run(const ConvGeometry& g, const std::vector<float>& x, const std::vector<float>& w,
                        const std::vector<float>& bias, std::vector<float> y, bool packed = true) {
-  if (!packed) {
-    onednn_conv2d(g, x.data(), w.data(), false, bias.data(), y.data());
-    return y;
-  }
-  const std::vector<float> layout_values = conv_pack_weight(g, w.data());
-  std::vector<std::uint16_t> narrowed;
-  const float* weight = layout_values.data();
-  if (conv_layout_reads_bf16(conv_weight_layout(g))) {
-    for (const float v : layout_values) narrowed.push_back(f32_to_bf16(v));
-    weight = reinterpret_cast<const float*>(narrowed.data());
-  }
-  onednn_conv2d(g, x.data(), weight, true, bias.data(), y.data());
+  if (packed) return test::conv_with_packed_weight(g, x, w, bias, std::move(y));
+  onednn_conv2d(g, x.data(), w.data(), false, bias.data(), y.data());
   return y;
 }
 
