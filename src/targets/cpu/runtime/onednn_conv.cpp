@@ -152,13 +152,13 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
 // products than direct convolution, as matrix products 16 x [tiles, C] x [C, O] at the speed of
 // oneDNN's bf16 matmul (380-410 GFLOP/s on 2 Zen 4 cores, against 440-460 for brgconv), plus the
 // transforms, which are memory-bound and cost per tile in proportion to C + O (a fifth to a third of
-// the time). Measured there (conv_bench, batch 2) at 64x64: 320 -> 320 channels 34 -> 25 ms, 960 ->
-// 320 101 -> 62 ms, 640 -> 640 137 -> 86 ms; at 32x32: 640 -> 640 33 -> 21 ms, 1920 -> 640 100 -> 59
-// ms, 1280 -> 1280 137 -> 86 ms. The weights are stored transformed, 16/9 of the direct ones' size,
-// so it is taken where the time saved per byte added is largest: from 64x64 pixels on, and from
-// 32x32 on where the products outweigh the transforms most (C O / (C + O) >= 400). At 512x512 that
-// is the SD 1.5 UNet's 64x64 level (+26 MB) and its 32x32 level's three widest convolutions (+52 MB,
-// 0.12 s of a step); the rest of that level would save 0.09 s more for 45 MB more, past a 2 GiB peak.
+// the time). Measured there (conv_bench, batch 2, direct -> Winograd) at 64x64: 320 -> 320 channels
+// 35 -> 28 ms, 960 -> 320 106 -> 72 ms, 640 -> 640 144 -> 96 ms; at 32x32: 1920 -> 640 112 -> 69 ms,
+// 1280 -> 1280 144 -> 94 ms (640 -> 640: 33 -> 21-25 ms). The weights are stored transformed, 16/9 of the direct ones'
+// size, so it is taken where the time saved per byte added is largest: from 64x64 pixels on, and from 32x32 on where
+// the products outweigh the transforms most (C O / (C + O) >= 400). At 512x512 that is the SD 1.5 UNet's 64x64 level
+// (+26 MB) and its 32x32 level's three widest convolutions (+52 MB, 0.12 s of a step); the rest of that level would
+// save 0.09 s more for 45 MB more, past a 2 GiB peak.
 bool runs_as_winograd_bf16(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[1] * g.y[2], channels = g.w[1], out = g.w[0];
   const bool worth_its_weights = pixels >= 64 * 64 || (pixels >= 32 * 32 && channels * out >= 400 * (channels + out));
@@ -168,10 +168,11 @@ bool runs_as_winograd_bf16(const ConvGeometry& g) {
 
 WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], g.x[2], g.x[3], g.w[0]}; }
 
-// Tiles per matmul: the transformed input and the products of a chunk (bf16 and f32) within 16 MB,
+// Tiles per matmul: the transformed input and the products of a chunk (bf16 and f32) within 8 MB,
 // mostly in cache between the transforms and the matmul; chunks of equal size. Each chunk's matmul
-// reads all of the transformed weight (up to 13 MB at the 64x64 level), so smaller chunks are slower
-// (2 MB ones: 960 -> 320 channels at 64x64 took 100 ms instead of 62).
+// reads all of the transformed weight (up to 52 MB: 1280 -> 1280 channels), so much smaller chunks
+// are slower (2 MB ones: 960 -> 320 channels at 64x64 took 100 ms against 62-72 ms with 6-24 MB;
+// 1280 -> 1280 at 32x32 201 ms against 86-94 ms).
 std::int64_t winograd_chunk_tiles(const ConvGeometry& g) {
   constexpr std::int64_t kChunkBytes = 8 << 20;
   const std::int64_t tiles = winograd_tiling(g).tiles();
