@@ -110,7 +110,8 @@ std::uint64_t check_conv_weight_layout(const runtime::LaunchList& list, const ru
   if (wanted != weight.layout) {
     throw Error("artifact", list.symbol + ": weight '" + weight.name + "' is stored in kernel layout '" +
                                 weight.layout + "' but this CPU's convolution kernel wants '" + wanted +
-                                "': the artifact was built for another CPU; rebuild it here with websd build");
+                                "': the artifact was built for another CPU or by another websd version; "
+                                "rebuild it here with websd build");
   }
   return wanted.empty() ? 0 : conv_packed_weight_bytes(geometry);
 }
