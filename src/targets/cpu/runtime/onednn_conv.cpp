@@ -150,13 +150,13 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
 
 // bf16 3x3 stride-1 "same" convolutions over many pixels run as Winograd F(2x2, 3x3): 2.25x fewer
 // products than direct convolution, as matrix products 16 x [tiles, C] x [C, O] at the speed of
-// oneDNN's bf16 matmul (380-410 GFLOP/s on 2 Zen 4 cores, against 440-460 for brgconv), plus the
-// transforms, which are memory-bound and cost per tile in proportion to C + O (a fifth to a third of
-// the time). Measured there (conv_bench, batch 2, direct -> Winograd) at 64x64: 320 -> 320 channels
-// 35 -> 28 ms, 960 -> 320 106 -> 72 ms, 640 -> 640 144 -> 96 ms; at 32x32: 1920 -> 640 112 -> 69 ms,
-// 1280 -> 1280 144 -> 94 ms (640 -> 640: 33 -> 21-25 ms). The weights are stored transformed, 16/9 of the direct ones'
-// size, so it is taken where the time saved per byte added is largest: from 64x64 pixels on, and from 32x32 on where
-// the products outweigh the transforms most (C O / (C + O) >= 400). At 512x512 that is the SD 1.5 UNet's 64x64 level
+// oneDNN's bf16 matmul (320-445 GFLOP/s on 2 Zen 4 cores, against 420-460 for brgconv), plus the
+// transforms, which are memory-bound and cost per tile in proportion to C + O (10-25% of the time). Measured there
+// (conv_bench, batch 2, direct -> Winograd) at 64x64: 320 -> 320 channels 35 -> 28 ms, 960 -> 320 106 -> 72 ms, 640 ->
+// 640 144 -> 96 ms; at 32x32: 1920 -> 640 112 -> 69 ms, 1280 -> 1280 144 -> 94 ms (640 -> 640: 33 -> 21-25 ms). The
+// weights are stored transformed, 16/9 of the direct ones' size, so it is taken where the time saved per byte added is
+// largest: from 64x64 pixels on, and from 32x32 on where the products outweigh the transforms most (C O / (C + O) >=
+// 400). At 512x512 that is the SD 1.5 UNet's 64x64 level
 // (+26 MB) and its 32x32 level's three widest convolutions (+52 MB, 0.12 s of a step); the rest of that level would
 // save 0.09 s more for 45 MB more, past a 2 GiB peak.
 bool runs_as_winograd_bf16(const ConvGeometry& g) {
@@ -287,15 +287,15 @@ memory::desc f32_twin(const memory::desc& desc) {
 void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* oihw, const memory::desc& layout,
                       void* packed) {
   memory target(layout, onednn_runtime().engine, packed);
-  std::vector<float> rows;
+  std::vector<float> plain;  // the weight as the matmul's plain f32 operand, for the GEMM and Winograd plans
   memory user;
   if (plan.method == ConvMethod::kGemm) {
-    rows = gemm_weight_rows(g, oihw);
-    user = memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, onednn_runtime().engine, rows.data());
+    plain = gemm_weight_rows(g, oihw);
+    user = memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, onednn_runtime().engine, plain.data());
   } else if (plan.method == ConvMethod::kWinogradBf16) {
-    rows.resize(static_cast<std::size_t>(kWinogradPoints * g.w[1] * g.w[0]));
-    winograd_transform_weight(g.w[0], g.w[1], oihw, rows.data());
-    user = memory({{kWinogradPoints, g.w[1], g.w[0]}, kF32, Tag::abc}, onednn_runtime().engine, rows.data());
+    plain.resize(static_cast<std::size_t>(kWinogradPoints * g.w[1] * g.w[0]));
+    winograd_transform_weight(g.w[0], g.w[1], oihw, plain.data());
+    user = memory({{kWinogradPoints, g.w[1], g.w[0]}, kF32, Tag::abc}, onednn_runtime().engine, plain.data());
   } else {
     user = memory(plain_weight_desc(g), onednn_runtime().engine, const_cast<float*>(oihw));
   }

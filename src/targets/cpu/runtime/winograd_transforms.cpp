@@ -12,6 +12,9 @@ namespace {
 // Channels per step of the input and output transforms: their 16 rows stay in registers and L1.
 constexpr std::int64_t kBlock = 64;
 
+// A block of input outside the image (the padding), or of bias where there is none.
+constexpr std::array<float, kBlock> kZeros{};
+
 struct TilePosition {
   std::int64_t n, y, x;  // image, and the tile's top-left output pixel
 };
@@ -24,7 +27,6 @@ TilePosition position_of(const WinogradTiling& tiling, std::int64_t tile) {
 
 void transform_tile_input(const WinogradTiling& tiling, const float* x, const TilePosition& at, std::int64_t t,
                           std::int64_t chunk, std::uint16_t* v) {
-  static const std::array<float, kBlock> zeros{};
   const std::int64_t channels = tiling.channels;
   // The 4x4 window starts one pixel above and left of the tile (the padding).
   std::array<const float*, 16> pixel{};
@@ -39,7 +41,7 @@ void transform_tile_input(const WinogradTiling& tiling, const float* x, const Ti
   for (std::int64_t c0 = 0; c0 < channels; c0 += kBlock) {
     const std::int64_t width = std::min(kBlock, channels - c0);
     std::array<const float*, 16> d;
-    for (int p = 0; p < 16; ++p) d[p] = pixel[p] != nullptr ? pixel[p] + c0 : zeros.data();
+    for (int p = 0; p < 16; ++p) d[p] = pixel[p] != nullptr ? pixel[p] + c0 : kZeros.data();
 #pragma omp simd
     for (std::int64_t c = 0; c < width; ++c) {
       // B^T d: rows combine as (d0 - d2, d1 + d2, d2 - d1, d1 - d3), per column.
@@ -65,7 +67,6 @@ void transform_tile_input(const WinogradTiling& tiling, const float* x, const Ti
 
 void transform_tile_output(const WinogradTiling& tiling, const float* m, const TilePosition& at, std::int64_t t,
                            std::int64_t chunk, const float* bias, bool accumulate, float* y) {
-  static const std::array<float, kBlock> zeros{};
   const std::int64_t out_channels = tiling.out_channels;
   std::array<float*, 4> pixel{};  // null where the tile leaves the image
   for (int a = 0; a < 2; ++a) {
@@ -82,7 +83,7 @@ void transform_tile_output(const WinogradTiling& tiling, const float* m, const T
     for (int p = 0; p < 16; ++p) row[p] = m + (p * chunk + t) * out_channels + o0;
     std::array<float*, 4> dst;
     for (int q = 0; q < 4; ++q) dst[q] = pixel[q] != nullptr ? pixel[q] + o0 : discard;
-    const float* b = bias != nullptr ? bias + o0 : zeros.data();
+    const float* b = bias != nullptr ? bias + o0 : kZeros.data();
 #pragma omp simd
     for (std::int64_t o = 0; o < width; ++o) {
       // A^T M: rows combine as (m0 + m1 + m2, m1 - m2 - m3), per column.
