@@ -6,7 +6,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include "artifact/artifact_hex.h"
 #include "artifact/artifact_json.h"
@@ -14,6 +13,7 @@
 #include "artifact/sha256.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 
 namespace websd::artifact {
 namespace fs = std::filesystem;
@@ -30,9 +30,13 @@ std::string utc_now_iso8601() {
 
 // A directory whose manifest.json carries the artifact magic (any format version).
 bool holds_artifact(const fs::path& dir) {
-  std::ifstream stream(dir / kManifestFileName, std::ios::binary);
-  if (!stream) return false;
-  const nlohmann::json manifest = nlohmann::json::parse(stream, nullptr, false);
+  std::string text;
+  try {
+    text = input_file_read("artifact", (dir / kManifestFileName).string(), input_kinds::kJsonConfig);
+  } catch (const Error&) {
+    return false;  // none, or not a file (a FIFO there is not waited on)
+  }
+  const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
   if (!manifest.is_object()) return false;
   const auto magic = manifest.find("magic");
   return magic != manifest.end() && magic->is_string() && magic->get_ref<const std::string&>() == kArtifactMagic;

@@ -118,7 +118,7 @@ struct ArtifactBackend::State {
     const runtime::LaunchList& list = list_of(symbol);
     const bool loaded = std::any_of(executors.begin(), executors.end(),
                                     [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
-    if (target.require_memory) target.require_memory(list, !loaded);
+    if (target.require_memory) target.require_memory(list, !loaded, false);
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
     made->bind_weights(weights, &imported_weights);
     weights.release_held();
@@ -261,7 +261,7 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
 
   for (const std::string& symbol : symbols) {
     const runtime::LaunchList& list = state_->list_of(symbol);
-    if (state_->target.require_memory) state_->target.require_memory(list, true);
+    if (state_->target.require_memory) state_->target.require_memory(list, true, true);
   }
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }

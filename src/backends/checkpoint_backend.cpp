@@ -11,7 +11,6 @@
 
 #include "app/version.h"
 #include "backends/cached_network_weights.h"
-#include "targets/cpu/runtime/cpu_memory_check.h"
 #include "compiler/checkpoint_model.h"
 #include "compiler/component_weights.h"
 #include "compiler/target.h"
@@ -28,6 +27,7 @@
 #include "runtime/executor.h"
 #include "targets/cpu/codegen/cpu_target.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
+#include "targets/cpu/runtime/cpu_memory_check.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/vector_math.h"
 #include "targets/device_registry.h"
@@ -177,14 +177,15 @@ struct ExecutorCache {
     return cpu::cpu_memory_need(compile(key, build).list, !weights_held);
   }
 
-  // Refuses the function for `key` when it does not fit in the memory available now.
-  void check(const Key& key, const std::function<graph::Function()>& build) {
-    cpu::require_memory(compile(key, build).list, need(key, build));
+  // Refuses the function for `key` when it does not fit in the memory available now (`when`: see
+  // cpu::MemoryCheckTime).
+  void check(const Key& key, const std::function<graph::Function()>& build, cpu::MemoryCheckTime when) {
+    cpu::require_memory(compile(key, build).list, need(key, build), when);
   }
 
   runtime::Executor& get(const Key& key, const std::function<graph::Function()>& build) {
     if (const auto found = executors.find(key); found != executors.end()) return *found->second;
-    check(key, build);
+    check(key, build, cpu::MemoryCheckTime::kAtLoad);
     const Compiled& function = compiled.at(key);
     auto executor = std::make_unique<runtime::Executor>(*device, function.list);
     ComponentWeightSource source(*weights, held_bf16, cached, function.list.symbol, function.made);
@@ -378,19 +379,23 @@ void CheckpointBackend::check_memory(const RunShapes& run) {
   // leaves the process a little larger (the kernels it made stay in oneDNN's primitive cache), so
   // asked later the same decode could be refused after it was planned to fit. The prefetch thread
   // starts after the checks for the same reason (its stack and allocator arena take address space).
+  // Each check keeps cpu::kRunGrowthAllowance aside for what the networks running first leave.
+  constexpr auto kBeforeRun = cpu::MemoryCheckTime::kBeforeRun;
   const Shape decoded = run.decode_tile.value_or(run.latents);
-  state.decode_executors.check(decoded,
-                               [&] { return vae_decode_graph(state.vae, decoded[0], decoded[2], decoded[3]); });
-  state.clip_executors.check({run.text_rows, run.tokens},
-                             [&] { return clip_text_graph(state.clip, run.text_rows, run.tokens); });
+  state.decode_executors.check(
+      decoded, [&] { return vae_decode_graph(state.vae, decoded[0], decoded[2], decoded[3]); }, kBeforeRun);
+  state.clip_executors.check(
+      {run.text_rows, run.tokens}, [&] { return clip_text_graph(state.clip, run.text_rows, run.tokens); }, kBeforeRun);
   if (run.init_image) {
     const Shape& image = *run.init_image;
-    state.encode_executors.check(image, [&] { return vae_encode_graph(state.vae, image[0], image[2], image[3]); });
+    state.encode_executors.check(
+        image, [&] { return vae_encode_graph(state.vae, image[0], image[2], image[3]); }, kBeforeRun);
   }
   const Shape& latents = run.latents;
   const std::int64_t batch = run.guided ? 2 : 1;
-  state.unet_executors.check({batch, latents[2], latents[3], run.tokens},
-                             [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); });
+  state.unet_executors.check(
+      {batch, latents[2], latents[3], run.tokens},
+      [&] { return unet_graph(state.unet, batch, latents[2], latents[3], run.tokens); }, kBeforeRun);
   state.device->trim();  // the plans the workspace estimates made; each network makes its own
   state.prefetch(run.init_image.has_value());
 }

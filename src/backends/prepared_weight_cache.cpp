@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 
 #include "artifact/artifact_hex.h"
@@ -15,6 +14,7 @@
 #include "core/byte_size_text.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 #include "io/user_cache_dir.h"
 
 namespace websd::backends {
@@ -106,13 +106,18 @@ std::string PreparedWeightCache::file_path(const std::string& digest, const std:
 std::string PreparedWeightCache::digest_of(const CheckpointComponent& component) {
   const std::string identity = component_file_identity(component);
   const fs::path memo = fs::path(options_.dir) / "identities" / hashed_name(identity);
-  {
-    std::ifstream in(memo);
-    std::string digest;
-    if (in >> digest && is_hex_digest(digest)) return digest;
+  std::error_code error;
+  if (fs::symlink_status(memo, error).type() != fs::file_type::not_found) {
+    try {
+      std::string digest = input_file_read("cache", memo.string(), input_kinds::kCacheRecord);
+      if (!digest.empty() && digest.back() == '\n') digest.pop_back();
+      if (is_hex_digest(digest)) return digest;
+    } catch (const Error& failure) {  // not a file websd wrote (a FIFO, a folder): computed again, replaced
+      notice("prepared-weight cache: " + failure.message() + "; computing the digest again");
+      fs::remove_all(memo, error);
+    }
   }
   const std::string digest = component_content_digest(component);
-  std::error_code error;
   fs::create_directories(memo.parent_path(), error);
   try {
     atomic_write_file(memo.string(), [&](std::ostream& out) { out << digest << "\n"; });
@@ -147,6 +152,16 @@ std::shared_ptr<const PreparedWeightFile> PreparedWeightCache::open(const std::s
 }
 
 void PreparedWeightCache::store(const PreparedWeightsHeader& header, const std::vector<PreparedWeightData>& weights) {
+  // Runs on a writer thread of its own: nothing may escape it.
+  try {
+    store_file(header, weights);
+  } catch (const std::exception& failure) {
+    notice(std::string("prepared-weight cache: not keeping the ") + header.component + " weights: " + failure.what());
+  }
+}
+
+void PreparedWeightCache::store_file(const PreparedWeightsHeader& header,
+                                     const std::vector<PreparedWeightData>& weights) {
   const std::string path = file_path(header.digest, header.signature);
   const std::uint64_t bytes = prepared_weight_file_bytes(header, weights);
   if (bytes > options_.max_bytes) {

@@ -66,8 +66,8 @@ class PreparedWeightCache {
                                                  bool release_pages);
   // Writes the file for header.digest and header.signature, then removes the least recently used
   // other files until the folder fits its bound. Skips (with a notice) a file larger than the
-  // bound or than the free disk space less 1 GiB. A write that fails is noticed, not thrown: the
-  // cache only ever saves time.
+  // bound or than the free disk space less 1 GiB. A write that fails is noticed, not thrown (it runs
+  // on a writer thread, and the cache only ever saves time).
   void store(const PreparedWeightsHeader& header, const std::vector<PreparedWeightData>& weights);
 
   // Every file of the folder, least recently used first.
@@ -80,6 +80,8 @@ class PreparedWeightCache {
 
  private:
   std::string file_path(const std::string& digest, const std::string& signature) const;
+  // store's work; may throw.
+  void store_file(const PreparedWeightsHeader& header, const std::vector<PreparedWeightData>& weights);
   // Removes the least recently used files but `keep` until the total fits max_bytes.
   void evict(const std::string& keep);
   // Removes temporary files of writers that are no longer running.

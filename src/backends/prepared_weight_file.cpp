@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 
@@ -54,7 +55,7 @@ std::string header_text(const PreparedWeightsHeader& header, const std::vector<P
     entries.push_back({{"key", weight.key}, {"offset", kWidest}, {"bytes", weight.bytes.size()}, {"xxh3", kWidest}});
   }
   nlohmann::json json{{"component", header.component},
-                      {"source", header.source},
+                      {"source", utf8_or_escaped(header.source)},  // a path: bytes, JSON holds UTF-8
                       {"digest", header.digest},
                       {"signature", header.signature},
                       {"entries", entries}};

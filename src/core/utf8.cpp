@@ -42,4 +42,25 @@ std::size_t utf8_find_invalid(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::string utf8_or_escaped(std::string_view bytes) {
+  if (utf8_find_invalid(bytes) == std::string_view::npos) return std::string(bytes);
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string text;
+  for (std::size_t at = 0; at < bytes.size();) {
+    std::size_t subpart = 1;
+    const std::size_t length = utf8_sequence_length(bytes, at, &subpart);
+    if (length > 0) {
+      text.append(bytes.substr(at, length));
+      at += length;
+      continue;
+    }
+    for (std::size_t i = 0; i < subpart; ++i) {
+      const auto byte = static_cast<unsigned char>(bytes[at + i]);
+      text += {'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+    }
+    at += subpart;
+  }
+  return text;
+}
+
 }  // namespace websd

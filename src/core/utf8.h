@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace websd {
@@ -14,5 +15,10 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at, std::siz
 
 // Offset of the first byte that breaks well-formed UTF-8, or npos when the text is valid.
 std::size_t utf8_find_invalid(std::string_view text);
+
+// `bytes` as text for places that hold only UTF-8 (JSON, PNG text chunks): unchanged when it is
+// well-formed, else each byte that breaks it written as \xHH. For paths, which are bytes on Linux:
+// a display form that shows where the name is odd; nothing opens a file by it.
+std::string utf8_or_escaped(std::string_view bytes);
 
 }  // namespace websd

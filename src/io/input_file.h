@@ -51,6 +51,11 @@ inline constexpr InputKind kArtifactFile{"an artifact file", std::uint64_t{4} <<
 // Checkpoints and latents are memory-mapped, never read whole: no cap (the mapping costs address
 // space; pages are read as they are used).
 inline constexpr InputKind kSafetensors{"a safetensors file", std::numeric_limits<std::uint64_t>::max()};
+// The prepared-weight cache's identity records: one SHA-256 in hex and a line end.
+inline constexpr InputKind kCacheRecord{"a websd cache record", std::uint64_t{4} << 10};
+// What the Node runner of webgpu artifacts hands back per image: raw RGB (16384^2 x 3 bytes at most)
+// and float32 latents.
+inline constexpr InputKind kRunnerOutput{"a file of the webgpu runner's output", std::uint64_t{1} << 30};
 // websd's prepared-weight cache files (backends/prepared_weight_file.h) are mapped the same way.
 inline constexpr InputKind kPreparedWeights{"a websd prepared-weight file", std::numeric_limits<std::uint64_t>::max()};
 }  // namespace input_kinds

@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "artifact/artifact.h"
 #include "artifact/artifact_hex.h"
-#include "artifact/sha256.h"
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace websd::serve {
 namespace fs = std::filesystem;
@@ -34,8 +32,7 @@ std::string url_name(const std::string& dir) {
 }
 
 // A regular file, not a symbolic link, of `bytes` bytes (when given); else websd::Error naming it.
-std::uint64_t check_regular(const std::string& dir, const std::string& relative,
-                            std::optional<std::uint64_t> bytes = std::nullopt) {
+void check_regular(const std::string& dir, const std::string& relative, std::optional<std::uint64_t> bytes) {
   const std::string path = dir + "/" + relative;
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) throw Error("serve", path + ": missing (rebuild the artifact)");
@@ -48,13 +45,26 @@ std::uint64_t check_regular(const std::string& dir, const std::string& relative,
     throw Error("serve", path + " has " + std::to_string(size) + " bytes, its manifest says " + std::to_string(*bytes) +
                              " (rebuild the artifact)");
   }
-  return size;
 }
 
-std::string file_sha256(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  return artifact::hex_encode(artifact::sha256(std::string_view(text)));
+// The file opened under the input rule (io/input_file.h) and hashed; its CheckedFile remembers the
+// identity it matched under. `sha256` empty: the file defines its own digest (manifest, seal, index,
+// whose integrity Artifact::open checked).
+SiteFile checked_site_file(const std::string& path, std::string sha256) {
+  const InputFile input("serve", path, input_kinds::kArtifactFile);
+  struct stat info {};
+  if (::fstat(input.descriptor(), &info) != 0) throw Error("serve", path + ": cannot examine it");
+  if (sha256.empty()) {
+    const std::optional<std::string> digest = descriptor_sha256(input.descriptor(), input.size());
+    if (!digest) throw Error("serve", path + ": cannot read it to its end");
+    sha256 = *digest;
+  }
+  auto checked = std::make_shared<CheckedFile>();
+  if (!checked->matches(input.descriptor(), info, sha256)) {
+    throw Error("serve", path + " does not hold the bytes its artifact lists (SHA-256 " + sha256 +
+                             "): it changed after the build; rebuild the artifact");
+  }
+  return {path, mime_type(path), std::move(sha256), input.size(), std::move(checked)};
 }
 
 }  // namespace
@@ -83,6 +93,12 @@ std::string mime_type(std::string_view file_name) {
 const SiteFile* SiteFiles::find(std::string_view path) const {
   const auto found = files_.find(path);
   return found == files_.end() ? nullptr : &found->second;
+}
+
+std::uint64_t SiteFiles::total_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& [path, file] : files_) total += file.bytes;
+  return total;
 }
 
 void SiteFiles::add(std::string path, SiteFile file) { files_.insert_or_assign(std::move(path), std::move(file)); }
@@ -118,12 +134,10 @@ SiteFiles site_files(const std::vector<std::string>& artifact_dirs) {
     if (const int seen = taken[name]++; seen > 0) name += "-" + std::to_string(seen + 1);
     const std::string prefix = "/a/" + name + "/";
     const auto add = [&](const std::string& relative, const std::string& sha256, std::optional<std::uint64_t> bytes) {
-      const std::uint64_t size = check_regular(dir, relative, bytes);
-      site.add(prefix + relative, {dir + "/" + relative, mime_type(relative), sha256, size});
+      check_regular(dir, relative, bytes);
+      site.add(prefix + relative, checked_site_file(dir + "/" + relative, sha256));
     };
-    for (const char* own : {"manifest.json", "seal.json", "weights/index.json"}) {
-      add(own, file_sha256(dir + "/" + own), std::nullopt);
-    }
+    for (const char* own : {"manifest.json", "seal.json", "weights/index.json"}) add(own, "", std::nullopt);
     for (const auto& file : *opened.section("files")) {
       add(file.at("path").get<std::string>(), file.at("sha256").get<std::string>(),
           file.at("bytes").get<std::uint64_t>());

@@ -17,8 +17,9 @@ const std::vector<DeviceTarget>& device_targets() {
   static const std::vector<DeviceTarget> targets = {
 #if WEBSD_TARGET_CPU
     {"cpu", "this machine's CPU (oneDNN and generated kernels)", [] { return std::make_unique<cpu::CpuDevice>(); },
-     [](const runtime::LaunchList& list, bool weights_to_load) {
-       cpu::require_memory(list, cpu::cpu_memory_need(list, weights_to_load));
+     [](const runtime::LaunchList& list, bool weights_to_load, bool before_run) {
+       cpu::require_memory(list, cpu::cpu_memory_need(list, weights_to_load),
+                           before_run ? cpu::MemoryCheckTime::kBeforeRun : cpu::MemoryCheckTime::kAtLoad);
      },
      [](const runtime::LaunchList& list) { return cpu::memory_fits(cpu::cpu_memory_need(list, true)); }},
 #endif

@@ -19,10 +19,13 @@ struct DeviceTarget {
   std::string summary;  // one line, for messages
   std::function<std::unique_ptr<runtime::Device>()> open;
   // Throws websd::Error with the figures when this machine lacks the memory a function needs (its
-  // arenas, and its weights when `weights_to_load`), before anything is allocated; null for a
-  // device that reports running out itself (a GPU's allocation fails with a clear error).
-  std::function<void(const runtime::LaunchList&, bool weights_to_load)> require_memory;
-  // Whether a function fits with its weights (to choose a tiled VAE decode); null: it is assumed to.
+  // arenas, and its weights when `weights_to_load`), before anything is allocated; `before_run`:
+  // asked before the run's first network, keeping aside what the networks running first leave
+  // behind. Null for a device that reports running out itself (a GPU's allocation fails with a
+  // clear error).
+  std::function<void(const runtime::LaunchList&, bool weights_to_load, bool before_run)> require_memory;
+  // Whether a function fits with its weights, asked before a run (to choose a tiled VAE decode);
+  // null: it is assumed to.
   std::function<bool(const runtime::LaunchList&)> memory_fits;
 };
 

@@ -1,5 +1,7 @@
 #include "tuning/tuning_db.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <ctime>
@@ -140,9 +142,13 @@ const TuningRecord* TuningDb::find(const std::string& workload, const std::strin
 void tuning_db_append(const std::string& path, const TuningRecord& record) {
   // A file whose last line lacks its newline (an interrupted writer) must not swallow this record.
   bool needs_newline = false;
-  if (std::ifstream existing(path, std::ios::binary | std::ios::ate); existing && existing.tellg() > 0) {
-    existing.seekg(-1, std::ios::end);
-    needs_newline = existing.get() != '\n';
+  std::error_code error;
+  if (std::filesystem::symlink_status(path, error).type() != std::filesystem::file_type::not_found) {
+    const InputFile existing("tuning", path, input_kinds::kTuningDb);  // a FIFO or a folder is refused
+    char last = '\n';
+    if (existing.size() > 0 && ::pread(existing.descriptor(), &last, 1, static_cast<off_t>(existing.size() - 1)) == 1) {
+      needs_newline = last != '\n';
+    }
   }
   std::ofstream stream(path, std::ios::binary | std::ios::app);
   if (!stream)

@@ -30,6 +30,7 @@
 #include "backends/artifact_model.h"
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "import/checkpoint_tokenizer.h"
 #include "io/json_file.h"
 #include "pipeline/generation_params.h"
@@ -236,7 +237,7 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
     if (options.profile) json["profile"] = profile_json(profile, options.runs);
     return json;
   };
-  return {{result.backend, result.path},
+  return {{result.backend, utf8_or_escaped(result.path)},  // a path: bytes, JSON holds UTF-8
           {"width", result.width},
           {"height", result.height},
           {"runs", options.runs},

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -37,6 +36,7 @@
 #include "backends/checkpoint_backend.h"
 #include "core/error.h"
 #include "import/checkpoint_tokenizer.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 #include "io/output_paths.h"
 #include "io/png_file.h"
@@ -212,8 +212,7 @@ void read_prompt_files(GenerateOptions& options) {
 
 // The bytes of the file the webgpu runner names under `key` of an image line.
 std::string runner_file(const nlohmann::json& image, const char* key) {
-  std::ifstream stream(image.at(key).get<std::string>(), std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  return input_file_read("generate", image.at(key).get<std::string>(), input_kinds::kRunnerOutput);
 }
 
 // --save-latents: every image's final latents [batch_count, C, h, w] (`shape` is one image's), staged.

@@ -27,6 +27,7 @@
 #include "backends/artifact_backend.h"
 #include "core/byte_size_text.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "pipeline/schedulers/scheduler_factory.h"
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
@@ -137,7 +138,7 @@ nlohmann::json summarise_sizes(const nlohmann::json* model) {
 ordered_json summarise(const artifact::Artifact& artifact) {
   const auto& manifest = artifact.manifest();
   ordered_json summary;
-  summary["artifact"] = artifact.dir();
+  summary["artifact"] = utf8_or_escaped(artifact.dir());
   summary["target"] = manifest.target;
   summary["format_version"] = manifest.format_version;
   summary["websd_version"] = manifest.websd_version;

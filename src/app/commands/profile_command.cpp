@@ -24,6 +24,7 @@
 #include "artifact/function_signatures.h"
 #include "backends/artifact_backend.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "runtime/op_profile.h"
 
 namespace websd::app {
@@ -131,7 +132,7 @@ void run_profile(const ProfileOptions& options) {
   const double between_ms = std::max(0.0, wall_ms - kernels_ms);
 
   if (options.json) {
-    nlohmann::json out = {{"artifact", options.artifact},
+    nlohmann::json out = {{"artifact", utf8_or_escaped(options.artifact)},
                           {"function", options.function},
                           {"device", measured.device.empty() ? "cpu" : measured.device},
                           {"runs", options.runs},

@@ -1,7 +1,9 @@
 // `websd serve --artifact ART [--artifact ART2 ...] [--host 127.0.0.1] [--port 8888]`: the page
 // and the webgpu artifacts over HTTP (src/serve/site_server.h). No math happens on the server: the
-// browser downloads the artifact and runs it on its own GPU. Prints the URL; Ctrl-C stops it and
-// it exits 0.
+// browser downloads the artifact and runs it on its own GPU. Hashes every file it will serve first
+// (saying how long that took), prints the URL; Ctrl-C stops it and it exits 0.
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,7 +27,13 @@ struct ServeOptions {
 };
 
 void run_serve(const ServeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   serve::SiteFiles site = serve::site_files(options.artifacts);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  char checked[160];
+  std::snprintf(checked, sizeof checked, "websd serve: checked the SHA-256 of %zu files (%.1f MiB) in %.2f s\n",
+                site.file_count(), static_cast<double>(site.total_bytes()) / (1 << 20), seconds);
+  std::cerr << checked;
   const std::vector<serve::ServedArtifact> served = site.artifacts();
   serve::SiteServer server(std::move(site));
   const int port = server.bind(options.host, options.port);

@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "core/error.h"
 #include "graph/op_registry.h"
 #include "io/folder_lock.h"
+#include "io/input_file.h"
 #include "io/interrupt_cleanup.h"
 #include "passes/channels_last.h"
 #include "passes/fuse_conv_residual.h"
@@ -31,11 +30,7 @@ namespace {
 constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
 
 std::vector<std::byte> read_file_bytes(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error("build", "cannot read " + path);
-  const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-  const auto* begin = reinterpret_cast<const std::byte*>(text.data());
-  return {begin, begin + text.size()};
+  return InputFile("build", path, input_kinds::kArtifactFile).read_all_bytes();
 }
 
 // Every convolution and linear layer reads its activations and weights as bf16, and attention's two

@@ -6,14 +6,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <dnnl.hpp>
 #include <functional>
 #include <vector>
 
 #include "core/error.h"
 #include "ops/op_registry.h"
+#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/kernel_library.h"
-#include "targets/cpu/runtime/bf16_attention.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 
@@ -350,6 +351,11 @@ void release_cpu_kernel_caches() {
   conv_release_caches();
   linear_release_caches();
   attention_release_caches();
+  // oneDNN keeps the JIT code of every primitive made in a cache of its own (1024 by default):
+  // emptied too, so that a network run earlier leaves no code behind for the next one's memory.
+  const int capacity = dnnl::get_primitive_cache_capacity();
+  dnnl::set_primitive_cache_capacity(0);
+  dnnl::set_primitive_cache_capacity(capacity);
   malloc_trim(0);
 }
 

@@ -1,8 +1,11 @@
 #include "targets/cpu/runtime/cpu_memory_check.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -47,13 +50,42 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
   return need;
 }
 
-bool memory_fits(const MemoryNeed& need) {
-  const std::optional<std::uint64_t> available = available_memory_bytes();
-  return !available || need.total() <= *available;
+namespace {
+
+// The kernels' OpenMP team, each of its threads with its allocator arena (glibc reserves 64 MiB of
+// address space for a thread's arena when the thread first allocates), and one spare arena that
+// the next helper thread (the weight cache's prefetch or writer) takes over: made before the first
+// check reads the memory available, since they stay for the whole process and a check made before
+// them counted on space they take later (an AVX2 machine's decode was refused after denoising).
+void bring_up_kernel_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#pragma omp parallel
+    {
+      void* volatile block = std::malloc(64);
+      std::free(block);
+    }
+    std::thread([] {
+      void* volatile block = std::malloc(64);
+      std::free(block);
+    }).join();
+  });
 }
 
-void require_memory(const runtime::LaunchList& list, const MemoryNeed& need) {
+std::uint64_t reserved(MemoryCheckTime when) { return when == MemoryCheckTime::kBeforeRun ? kRunGrowthAllowance : 0; }
+
+}  // namespace
+
+bool memory_fits(const MemoryNeed& need) {
+  bring_up_kernel_threads();
   const std::optional<std::uint64_t> available = available_memory_bytes();
+  return !available || need.total() + reserved(MemoryCheckTime::kBeforeRun) <= *available;
+}
+
+void require_memory(const runtime::LaunchList& list, const MemoryNeed& need, MemoryCheckTime when) {
+  bring_up_kernel_threads();
+  std::optional<std::uint64_t> available = available_memory_bytes();
+  if (available) *available -= std::min(*available, reserved(when));
   if (!available || need.total() <= *available) return;
   std::string inputs;
   for (const auto id : list.inputs) {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <filesystem>
 #include <map>
 
 #include "core/error.h"
 #include "graph/op_registry.h"
+#include "io/input_file.h"
 #include "passes/channels_last.h"
 #include "passes/fuse_conv_residual.h"
 #include "passes/fuse_elementwise.h"
@@ -150,13 +150,13 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
       {"app/latent_preview.js", web + "/app/latent_preview.js"}};
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;
   for (const auto& [path, source] : sources) {
-    std::ifstream stream(source, std::ios::binary);
-    if (!stream) {
+    std::error_code missing;
+    if (!std::filesystem::exists(source, missing)) {
       throw Error("build", "the webgpu runtime file " + source +
                                " is missing: build the WebAssembly runtime first (scripts/build-wasm.sh), or point "
                                "WEBSD_WEB_RUNTIME at the folder holding websd_web.js and websd_web.wasm");
     }
-    const std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    const std::string text = input_file_read("build", source, input_kinds::kArtifactFile, "the webgpu runtime file");
     const auto* begin = reinterpret_cast<const std::byte*>(text.data());
     files.emplace_back(path, std::vector<std::byte>(begin, begin + text.size()));
   }
