@@ -5,10 +5,10 @@
 #   WEBSD_FUZZ_SECONDS=600 scripts/fuzz.sh tokenizer_fuzz
 #   WEBSD_FUZZ_JOBS=2 runs two targets at a time.
 #   WEBSD_FUZZ_MERGE=0 leaves fuzz/learned/ as it is (CI's bounded run, scripts/test.sh).
-# New corpus entries go to build-fuzz/corpus/<target>/ and, minimized, to fuzz/learned/<target>/
-# (kept in the repository: later runs start from it, CI replays it); fuzz/corpus/ holds only the
-# seeds. A reproducer lands in build-fuzz/crashes/<target>/. See fuzz/README.md for turning one
-# into a regression test.
+# New corpus entries go to build-fuzz/corpus/<target>/ and, minimized, to
+# fuzz/learned/<target>.tar.xz (kept in the repository, packed by scripts/fuzz-learned.sh: later
+# runs start from it, CI replays it); fuzz/corpus/ holds only the seeds. A reproducer lands in
+# build-fuzz/crashes/<target>/. See fuzz/README.md for turning one into a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,14 +57,15 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DWEBSD_BUILD_FUZZERS=ON -DWEBSD_BUI
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target "${TARGETS[@]}"
 
-# One target: fuzz from the seeds and the learned corpus, then (-merge) keep in fuzz/learned/<target>
-# the smallest set of inputs that covers what every input seen covered, so the next run (and CI's
-# replay in tests/fuzz_regressions) starts from it. Prints the result; returns non-zero on a finding.
+# One target: fuzz from the seeds and the learned corpus (unpacked into build-fuzz/learned/), then
+# (-merge) keep in fuzz/learned/<target>.tar.xz the smallest set of inputs that covers what every
+# input seen covered, so the next run (and CI's replay in tests/fuzz_regressions) starts from it. Prints the result; returns non-zero on a finding.
 fuzz_one() {
   local target=$1
   local corpus="$BUILD/corpus/$target" crashes="$BUILD/crashes/$target" log="$BUILD/logs/$target.log"
-  local learned="fuzz/learned/$target"
-  mkdir -p "$corpus" "$crashes" "$learned" "$(dirname "$log")"
+  local learned="$BUILD/learned/$target"
+  scripts/fuzz-learned.sh unpack "$target" "$BUILD/learned"
+  mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
   local status=0
   "$BUILD/fuzz/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout="$TIMEOUT" \
     -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$learned" "fuzz/corpus/$target" >"$log" 2>&1 || status=$?
@@ -81,14 +82,16 @@ fuzz_one() {
     local merged="$BUILD/merged/$target"
     rm -rf "$merged" && mkdir -p "$merged"
     "$BUILD/fuzz/$target" -merge=1 -rss_limit_mb=2048 -timeout="$TIMEOUT" "$merged" "$learned" "$corpus" \
-      >>"$log.merge" 2>&1 && rm -rf "$learned" && mv "$merged" "$learned"
+      >>"$log.merge" 2>&1 && rm -rf "$learned" && mv "$merged" "$learned" &&
+      scripts/fuzz-learned.sh pack "$target" "$BUILD/learned"
   fi
   {
     echo "== $target: ${SECONDS_PER_TARGET}s (log: $log)"
     # The last status line carries coverage (cov: edges, ft: features) and corpus size.
     grep -E '^#[0-9]+' "$log" | tail -n 1 || true
     grep -E 'stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$log" || true
-    echo "learned corpus: $(ls "$learned" | wc -l) inputs, $(du -sh "$learned" | cut -f1) in $learned"
+    echo "learned corpus: $(ls "$learned" | wc -l) inputs, $(du -sh "$learned" | cut -f1) in $learned" \
+      "(packed: fuzz/learned/$target.tar.xz)"
     if ((status != 0)); then
       grep -E 'ERROR: |SUMMARY: |^==[0-9]+==|runtime error|uncaught|fuzz invariant' "$log" | head -n 5 || true
       echo "FAILED $target (exit $status): reproducer ${reproducer:+$crashes/$reproducer}"

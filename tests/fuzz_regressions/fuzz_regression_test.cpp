@@ -1,5 +1,5 @@
-// Every seed under fuzz/corpus/<target>/, every input the fuzzers learned (fuzz/learned/<target>/) and
-// every reproducer under fuzz/regressions/<target>/ is
+// Every seed under fuzz/corpus/<target>/, every input the fuzzers learned (fuzz/learned/<target>.tar.xz,
+// unpacked by CMake at configure time) and every reproducer under fuzz/regressions/<target>/ is
 // fed to the entry function of its fuzz target (fuzz/fuzz_entries.h), exactly as the fuzzer would.
 // Each must either succeed or throw websd::Error; a broken invariant (FuzzInvariantError), any
 // other exception or a crash fails. Seeds are valid inputs, so they must also be accepted, which
@@ -36,6 +36,7 @@ const std::map<std::string, Entry>& fuzz_targets() {
 }
 
 fs::path fuzz_dir() { return WEBSD_FUZZ_DIR; }
+fs::path learned_dir() { return WEBSD_FUZZ_LEARNED_DIR; }
 
 // The files of `folder` in name order; none when it does not exist (no crash found yet).
 std::vector<fs::path> files_in(const fs::path& folder) {
@@ -72,13 +73,17 @@ Outcome replay(Entry entry, const fs::path& path) {
 }
 
 TEST(FuzzRegressionTest, EveryCorpusAndRegressionFolderNamesAFuzzTarget) {
-  for (const char* kind : {"corpus", "learned", "regressions"}) {
-    if (!fs::is_directory(fuzz_dir() / kind)) continue;
-    for (const auto& item : fs::directory_iterator(fuzz_dir() / kind)) {
+  for (const fs::path& kind : {fuzz_dir() / "corpus", learned_dir(), fuzz_dir() / "regressions"}) {
+    if (!fs::is_directory(kind)) continue;
+    for (const auto& item : fs::directory_iterator(kind)) {
       if (!item.is_directory()) continue;
       EXPECT_TRUE(fuzz_targets().count(item.path().filename().string()))
           << item.path() << " is not the folder of a fuzz target (a typo would leave its files unreplayed)";
     }
+  }
+  // An archive whose name is no target's would unpack to a folder of that name, caught above.
+  for (const auto& item : fs::directory_iterator(fuzz_dir() / "learned")) {
+    EXPECT_EQ(item.path().extension(), ".xz") << item.path() << ": fuzz/learned/ holds only <target>.tar.xz";
   }
 }
 
@@ -105,14 +110,18 @@ TEST(FuzzRegressionTest, EveryRegressionInputIsRejectedOrAcceptedWithoutABug) {
   }
 }
 
-// The corpus the fuzzers learned (scripts/fuzz.sh keeps it minimized in fuzz/learned/<target>/):
+// The corpus the fuzzers learned (scripts/fuzz.sh keeps it minimized in fuzz/learned/<target>.tar.xz):
 // mostly inputs that a check rejects, which must stay clean rejections.
 TEST(FuzzRegressionTest, EveryLearnedInputIsRejectedOrAcceptedWithoutABug) {
+  std::size_t inputs = 0;
   for (const auto& [target, entry] : fuzz_targets()) {
-    for (const fs::path& input : files_in(fuzz_dir() / "learned" / target)) {
+    for (const fs::path& input : files_in(learned_dir() / target)) {
+      ++inputs;
       EXPECT_NE(replay(entry, input), Outcome::kBug) << target;
     }
   }
+  // Thousands are kept (6925 on 2026-12-06): none means the archives were not unpacked.
+  EXPECT_GE(inputs, 1000u) << "the learned corpora (fuzz/learned/*.tar.xz) are missing from " << learned_dir();
 }
 
 TEST(FuzzRegressionTest, TruncatedSeedsAreRejectedOrAcceptedWithoutABug) {
