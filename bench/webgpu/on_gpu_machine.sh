@@ -2,7 +2,7 @@
 # The webgpu target on a GPU machine (issue 20's figures), in one command: the WGSL kernel suite
 # and the bridge tests, the tiny fixture's seeded euler_a txt2img through a webgpu artifact against
 # diffusers' image, then full-size random SD 1.5 (make-model --preset sd15) built for webgpu at
-# 512x512 (f16 storage, f32 compute) and timed by websd bench.
+# 512x512 (f16 storage) and timed by websd bench, both per kernel tier.
 #   usage: bench/webgpu/on_gpu_machine.sh WEBSD FIXTURES WORKDIR [RUNS]
 # WEBSD: a websd binary; FIXTURES: a folder holding tiny-sd15/ (../shared/fixtures); node, npm
 # `webgpu` (WEBGPU_MODULE) and a Vulkan driver as ../shared/tools/webgpu-gpu-carry.sh sets them up;
@@ -15,14 +15,22 @@ mkdir -p "$work"
 echo "== WGSL kernels and the bridge (node --test web/tests)"
 (cd "$here/../../web" && node --test tests/ 2>&1 | grep -E '^# (tests|pass|fail)')
 
-echo "== fixture parity: seeded euler_a txt2img through a webgpu artifact"
+# Every kernel tier the artifact holds, each where the adapter offers it (a tier it lacks says so).
+tiers=(f32 subgroup-matrix)
+
+echo "== fixture parity: seeded euler_a txt2img through a webgpu artifact, per tier"
 "$websd" build --model "$fixtures/tiny-sd15/model" --target webgpu --out "$work/tiny-webgpu" --force >/dev/null
 seeded=$fixtures/tiny-sd15/reference/seeded.json
 field() { node -e "process.stdout.write(String(require('$seeded')['$1']))"; }
-"$websd" generate --artifact "$work/tiny-webgpu" --prompt "$(field prompt)" --negative-prompt "$(field negative_prompt)" \
-  --steps "$(field steps)" --guidance "$(field guidance_scale)" --seed "$(field seed)" \
-  --scheduler-config "$fixtures/tiny-sd15/reference/scheduler-euler_a.json" --out "$work/tiny.png" --force
-node "$here/fixture_check.mjs" "$work/tiny.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" txt2img.euler_a.image || true
+for tier in "${tiers[@]}"; do
+  echo "-- tier $tier"
+  "$websd" generate --artifact "$work/tiny-webgpu" --tier "$tier" --prompt "$(field prompt)" \
+    --negative-prompt "$(field negative_prompt)" --steps "$(field steps)" --guidance "$(field guidance_scale)" \
+    --seed "$(field seed)" --scheduler-config "$fixtures/tiny-sd15/reference/scheduler-euler_a.json" \
+    --out "$work/tiny-$tier.png" --force || { echo "tier $tier: skipped (see the error above)"; continue; }
+  node "$here/fixture_check.mjs" "$work/tiny-$tier.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" \
+    txt2img.euler_a.image || true
+done
 
 echo "== fixture networks against diffusers' float64 references (inputs: FIXTURES/networks, written by websd_webgpu_cli_tests)"
 if [[ -d $fixtures/networks ]]; then
@@ -46,4 +54,8 @@ echo -n "build: " && { time "$websd" build --model "$work/sd15" --target webgpu 
   --force >"$work/build.log"; } 2>&1
 tail -12 "$work/build.log"
 echo "artifact: $(du -sh "$work/sd15-webgpu" | cut -f1), $(ls "$work/sd15-webgpu/kernels" | wc -l) WGSL modules"
-"$websd" bench --artifact "$work/sd15-webgpu" --runs "$runs" --profile
+for tier in "${tiers[@]}"; do
+  echo "-- tier $tier"
+  "$websd" bench --artifact "$work/sd15-webgpu" --tier "$tier" --runs "$runs" --profile ||
+    echo "tier $tier: skipped (see the error above)"
+done

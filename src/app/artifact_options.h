@@ -15,6 +15,7 @@ namespace websd::app {
 struct ArtifactAccessOptions {
   std::string key_file;                 // --key-file
   std::vector<std::string> trust_keys;  // --trust-key, any number
+  std::string tier;                     // --tier: the kernel tier to run (empty: the best the device offers)
 
   backends::ArtifactAccess access() const;
   // The files these options read, for check_outputs (io/output_paths.h).
@@ -23,7 +24,7 @@ struct ArtifactAccessOptions {
   bool given() const { return !key_file.empty() || !trust_keys.empty(); }
 };
 
-// Adds --key-file and --trust-key.
-void add_artifact_access_options(CLI::App& command, ArtifactAccessOptions& options);
+// Adds --key-file and --trust-key, and --tier for commands that run the artifact.
+void add_artifact_access_options(CLI::App& command, ArtifactAccessOptions& options, bool runs = true);
 
 }  // namespace websd::app

@@ -53,7 +53,8 @@ class Scratch {
 }  // namespace
 
 void run_webgpu_node(const std::string& command, const std::string& mode, const std::string& dir,
-                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result,
+                     const std::string& tier, const nlohmann::json& request,
+                     const std::function<void(const nlohmann::json&)>& on_result,
                      const std::map<std::string, std::span<const std::byte>>& files) {
   const std::string script = dir + "/runtime/node/websd_node.mjs";
   if (!fs::is_regular_file(script)) {
@@ -75,7 +76,10 @@ void run_webgpu_node(const std::string& command, const std::string& mode, const 
 
   // The environment, plus where this build's npm `webgpu` lives when the caller did not say.
   std::vector<std::string> env_text;
-  for (char** entry = environ; *entry != nullptr; ++entry) env_text.emplace_back(*entry);
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "WEBSD_TIER=", 11) != 0) env_text.emplace_back(*entry);
+  }
+  if (!tier.empty()) env_text.push_back("WEBSD_TIER=" + tier);
   const std::string module = std::string(WEBSD_WEB_SOURCE_DIR) + "/node_modules/webgpu/index.js";
   if (std::getenv("WEBGPU_MODULE") == nullptr && fs::exists(module)) env_text.push_back("WEBGPU_MODULE=" + module);
   std::vector<char*> envp;

@@ -23,8 +23,10 @@ bool is_webgpu_artifact(const std::string& dir);
 // hands each JSON line of its output to `on_result` while it runs. The npm `webgpu` package this
 // websd was built with is found through WEBGPU_MODULE unless the caller set it. Throws
 // websd::Error(command) when node cannot start or the runner fails (its message is on stderr).
+// `tier` (--tier; WEBSD_TIER for the runner) picks the kernel tier; empty: the best the adapter runs.
 void run_webgpu_node(const std::string& command, const std::string& mode, const std::string& dir,
-                     const nlohmann::json& request, const std::function<void(const nlohmann::json&)>& on_result,
+                     const std::string& tier, const nlohmann::json& request,
+                     const std::function<void(const nlohmann::json&)>& on_result,
                      const std::map<std::string, std::span<const std::byte>>& files = {});
 
 }  // namespace websd

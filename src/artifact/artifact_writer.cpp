@@ -32,7 +32,8 @@ std::string utc_now_iso8601() {
 bool holds_artifact(const fs::path& dir) {
   std::string text;
   try {
-    text = input_file_read("artifact", (dir / kManifestFileName).string(), input_kinds::kJsonConfig);
+    // The manifest holds every launch list: megabytes (an artifact file, not a small config).
+    text = input_file_read("artifact", (dir / kManifestFileName).string(), input_kinds::kArtifactFile);
   } catch (const Error&) {
     return false;  // none, or not a file (a FIFO there is not waited on)
   }

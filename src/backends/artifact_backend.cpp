@@ -54,7 +54,8 @@ struct ArtifactBackend::State {
   runtime::OpProfile* profile = nullptr;
   runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
 
-  State(artifact::Artifact opened, Residency residency_policy, std::unique_ptr<runtime::Device> given)
+  State(artifact::Artifact opened, Residency residency_policy, std::unique_ptr<runtime::Device> given,
+        const std::string& tier)
       : artifact(std::move(opened)),
         residency(residency_policy),
         target(targets::device_target(artifact.target())),
@@ -71,8 +72,16 @@ struct ArtifactBackend::State {
     const nlohmann::json* section = artifact.section("launch_lists");
     if (section == nullptr || !section->is_object())
       throw Error("artifact", dir + ": no launch_lists section (rebuild the artifact)");
-    for (const auto& [symbol, json] : section->items()) {
-      runtime::LaunchList list = runtime::launch_list_from_json(json);
+    const nlohmann::json* tier_lists = tier_launch_lists(tier);
+    for (const auto& [symbol, base_json] : section->items()) {
+      const nlohmann::json* json = &base_json;
+      if (tier_lists != nullptr) {
+        const auto found = tier_lists->find(symbol);
+        if (found == tier_lists->end())
+          throw Error("artifact", dir + ": tier '" + tier + "' has no launch list for '" + symbol + "'");
+        json = &*found;
+      }
+      runtime::LaunchList list = runtime::launch_list_from_json(*json);
       if (list.symbol != symbol)
         throw Error("artifact", dir + ": launch list '" + symbol + "' names itself '" + list.symbol + "'");
       // Before any call, for every function generate may call: every value dtype stored and every
@@ -82,6 +91,33 @@ struct ArtifactBackend::State {
       device.prepare(list, runtime::artifact_kernel_files(artifact));
       lists.emplace(symbol, std::move(list));
     }
+  }
+
+  // The launch lists of `tier` (section tier_launch_lists), or null for the base tier's (the first
+  // of the tiers section, or an empty name). An unknown tier: websd::Error naming those it holds.
+  const nlohmann::json* tier_launch_lists(const std::string& tier) const {
+    if (tier.empty()) return nullptr;
+    const nlohmann::json* tiers = artifact.section("tiers");
+    std::string held;
+    if (tiers != nullptr && tiers->is_array()) {
+      for (std::size_t i = 0; i < tiers->size(); ++i) {
+        const nlohmann::json& entry = (*tiers)[i];
+        const std::string name = entry.is_object() && entry.contains("name") && entry["name"].is_string()
+                                     ? entry["name"].get<std::string>()
+                                     : "";
+        if (name == tier) {
+          if (i == 0) return nullptr;
+          const nlohmann::json* lists = artifact.section("tier_launch_lists");
+          if (lists == nullptr || !lists->is_object() || !lists->contains(tier) || !(*lists)[tier].is_object())
+            throw Error("artifact",
+                        artifact.dir() + ": tier '" + tier + "' has no launch lists (rebuild the artifact)");
+          return &(*lists)[tier];
+        }
+        held += (held.empty() ? "" : ", ") + name;
+      }
+    }
+    throw Error("artifact", artifact.dir() + ": has no kernel tier '" + tier + "'; it holds " +
+                                (held.empty() ? "one lowering only (rebuild with websd build --tiers)" : held));
   }
 
   static std::string network_of(const std::string& symbol) {
@@ -197,12 +233,12 @@ struct ArtifactBackend::State {
 ArtifactBackend::ArtifactBackend(const std::string& artifact_dir, const ArtifactAccess& access, Residency residency,
                                  std::unique_ptr<runtime::Device> device)
     : state_(std::make_unique<State>(artifact::Artifact::open(artifact_dir, open_options(access)), residency,
-                                     std::move(device))) {}
+                                     std::move(device), access.tier)) {}
 
 ArtifactBackend::ArtifactBackend(std::unique_ptr<artifact::ArtifactSource> source, const ArtifactAccess& access,
                                  Residency residency, std::unique_ptr<runtime::Device> device)
     : state_(std::make_unique<State>(artifact::Artifact::open(std::move(source), open_options(access)), residency,
-                                     std::move(device))) {}
+                                     std::move(device), access.tier)) {}
 
 ArtifactBackend::~ArtifactBackend() = default;
 

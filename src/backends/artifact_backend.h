@@ -39,6 +39,7 @@ namespace websd::backends {
 struct ArtifactAccess {
   std::optional<std::string> key_file;       // an encrypted artifact's key (--key-file)
   std::vector<std::string> trust_key_files;  // accept only an artifact signed by one of these (--trust-key)
+  std::string tier;  // the kernel tier whose launch lists to run (the manifest's `tiers`); empty: the base
 };
 
 class ArtifactBackend final : public DiffusionBackend {

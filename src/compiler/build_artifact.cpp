@@ -148,6 +148,35 @@ void say(const BuildOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
+// The tiers to write, in the target's order with its base first; empty for a target without tiers.
+// An unknown name: websd::Error("build") listing the target's.
+std::vector<std::string> chosen_tiers(const BuildOptions& options, const Target& target) {
+  const std::vector<TargetTier> offered = target.tiers();
+  std::string names;
+  for (const TargetTier& tier : offered) names += (names.empty() ? "" : ", ") + tier.name;
+  for (const std::string& asked : options.tiers) {
+    const bool known =
+        std::any_of(offered.begin(), offered.end(), [&](const TargetTier& t) { return t.name == asked; });
+    if (!known) {
+      throw Error("build", "--tiers: the " + target.name() + " target has no tier '" + asked + "'" +
+                               (offered.empty() ? " (it has none)" : " (it has " + names + ")"));
+    }
+  }
+  std::vector<std::string> chosen;
+  for (std::size_t i = 0; i < offered.size(); ++i) {
+    const bool asked = std::find(options.tiers.begin(), options.tiers.end(), offered[i].name) != options.tiers.end();
+    if (i == 0 || options.tiers.empty() || asked) chosen.push_back(offered[i].name);
+  }
+  return chosen;
+}
+
+std::string tier_summary(const Target& target, const std::string& name) {
+  for (const TargetTier& tier : target.tiers()) {
+    if (tier.name == name) return tier.summary;
+  }
+  return "";
+}
+
 }  // namespace
 
 BuildReport build_artifact(const BuildOptions& options, const Target& target) {
@@ -181,6 +210,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   for (const std::string& path : artifact::remove_abandoned_staging(options.out)) {
     say(options, "removed " + path + ", left by a build that was killed");
   }
+  const std::vector<std::string> tiers = chosen_tiers(options, target);
   // What the target's runtime needs in the artifact, found before anything is compiled.
   const auto runtime_files = target.runtime_files();
   artifact::ArtifactWriter writer(options.out, target.name(), std::move(writer_options));
@@ -214,7 +244,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   // The target's generated kernels for every function, in the files it chooses.
   graph::Module compiled_module;
   for (const auto& function : compiled) compiled_module.add_function(function, module.origin(function.symbol()));
-  const GeneratedKernels kernels = target.generate_kernels(compiled_module, options.progress);
+  const GeneratedKernels kernels = target.generate_kernels(compiled_module, tiers, options.progress);
   report.kernel_compile_seconds = kernels.compile_seconds;
   for (const auto& [path, bytes] : kernels.files) writer.add_file(path, bytes);
   for (const auto& [path, bytes] : runtime_files) writer.add_file(path, bytes);
@@ -223,6 +253,9 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   std::set<std::string> written;
   nlohmann::json launch_lists = nlohmann::json::object();
   std::vector<runtime::LaunchList> lowered;
+  // The other tiers' lowerings of the same functions (same plans and weights), by tier.
+  nlohmann::json tier_launch_lists = nlohmann::json::object();
+  std::map<std::string, std::vector<runtime::LaunchList>> tier_lowered;
   nlohmann::json memory_plans = nlohmann::json::array();
   std::vector<artifact::FunctionSignature> signatures;
   for (const auto& function : compiled) {
@@ -257,9 +290,18 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
       report.weight_bytes += bytes.size();
     }
     const passes::MemoryPlan plan = passes::plan_memory(function, target.memory_limits());
-    const runtime::LaunchList list = passes::lower_to_launch_list(
-        function, plan, std::move(placements),
-        [&target](const graph::Function& f, const graph::Node& node) { return target.lower_node(f, node); });
+    const auto lower_in = [&](const std::string& tier) {
+      return passes::lower_to_launch_list(function, plan, placements,
+                                          [&target, &tier](const graph::Function& f, const graph::Node& node) {
+                                            return target.lower_node(f, node, tier);
+                                          });
+    };
+    const runtime::LaunchList list = lower_in(tiers.empty() ? std::string() : tiers.front());
+    for (std::size_t t = 1; t < tiers.size(); ++t) {
+      runtime::LaunchList tiered = lower_in(tiers[t]);
+      tier_launch_lists[tiers[t]][function.symbol()] = runtime::launch_list_to_json(tiered);
+      tier_lowered[tiers[t]].push_back(std::move(tiered));
+    }
     std::size_t generated = 0;
     for (const auto& launch : list.launches) generated += list.kernel_of(launch).source == "file" ? 1 : 0;
     report.functions.push_back({function.symbol(), list.launches.size(), generated, plan.unplanned_bytes,
@@ -279,8 +321,22 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   writer.set_section("launch_lists", launch_lists);
   writer.set_section("memory_plans", memory_plans);
   writer.set_section("kernels", kernel_section);
-  if (nlohmann::json requirements = target.device_requirements(lowered); !requirements.is_null()) {
+  if (nlohmann::json requirements = target.device_requirements(lowered, tiers.empty() ? "" : tiers.front());
+      !requirements.is_null()) {
     writer.set_section("device_requirements", std::move(requirements));
+  }
+  if (!tiers.empty()) {
+    // Every tier written, the base first, with what a device must offer to run it (the base's:
+    // the device_requirements section); the runtime takes the best one the device offers (or the
+    // one asked for) and its lists from tier_launch_lists (the base's are launch_lists).
+    nlohmann::json tier_section = nlohmann::json::array();
+    for (const std::string& tier : tiers) {
+      nlohmann::json entry = {{"name", tier}, {"summary", tier_summary(target, tier)}};
+      if (tier != tiers.front()) entry["device_requirements"] = target.device_requirements(tier_lowered[tier], tier);
+      tier_section.push_back(std::move(entry));
+    }
+    writer.set_section("tiers", std::move(tier_section));
+    writer.set_section("tier_launch_lists", std::move(tier_launch_lists));
   }
   nlohmann::json sizes_json = nlohmann::json::array();
   for (const artifact::ImageSize& size : sizes) sizes_json.push_back({{"width", size.width}, {"height", size.height}});

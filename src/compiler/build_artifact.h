@@ -38,6 +38,8 @@ struct BuildOptions {
   // The image sizes to build for, the first the artifact's default; none: the model's (UNet sample
   // size x VAE scale), as is a width or height of 0. Repeats are dropped.
   std::vector<artifact::ImageSize> sizes;
+  // The target's kernel tiers to write (Target::tiers names); empty: all. The base tier is always written.
+  std::vector<std::string> tiers;
   const tuning::TuningDb* tuning_db = nullptr;
   std::optional<std::string> key_file;               // AES-256 key: encrypt the weight shards
   std::optional<std::string> sign_key_file;          // Ed25519 private key (PEM): sign the manifest

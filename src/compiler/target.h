@@ -51,6 +51,14 @@ struct GeneratedKernels {
   double compile_seconds = 0;
 };
 
+// A kernel tier: a whole second lowering of the same compiled functions (the same graph, memory
+// plans and weights, other kernels) for devices that offer more than the base tier needs. The
+// artifact holds every tier built; the runtime picks one at load.
+struct TargetTier {
+  std::string name;     // what `websd build --tiers` and `--tier` take
+  std::string summary;  // one line for listings
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -64,14 +72,19 @@ class Target {
   virtual passes::Pipeline pass_list(const PassListHooks& hooks) const = 0;
   // The alignment of arena offsets and the largest buffer the target's device binds.
   virtual passes::MemoryLimits memory_limits() const = 0;
-  // The launches a node of a compiled function runs as (passes::builtin_lowering for the runtime's
-  // own kernels): kernels, and for GPU targets dispatch grids, uniforms and workspace.
-  virtual std::vector<passes::NodeLaunch> lower_node(const graph::Function& function,
-                                                     const graph::Node& node) const = 0;
+  // The target's kernel tiers, the base tier first (every function is lowered for it, and it runs
+  // wherever the target does); empty for a target of one lowering.
+  virtual std::vector<TargetTier> tiers() const { return {}; }
+  // The launches a node of a compiled function runs as in `tier` (one of tiers(), or empty for a
+  // target without tiers; passes::builtin_lowering for the runtime's own kernels): kernels, and
+  // for GPU targets dispatch grids, uniforms and workspace.
+  virtual std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node,
+                                                     const std::string& tier) const = 0;
   // The layout weight `id` of a compiled function is stored in; nullopt for plain row-major.
   virtual std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const = 0;
-  // Generates (and, where the target needs it, compiles) the kernels of the compiled functions.
-  virtual GeneratedKernels generate_kernels(const graph::Module& compiled,
+  // Generates (and, where the target needs it, compiles) the kernels of the compiled functions in
+  // each of `tiers` (as lower_node takes them).
+  virtual GeneratedKernels generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
                                             const std::function<void(const std::string&)>& progress) const = 0;
   // The device the artifact's kernels and weight layouts were made for (recorded in the model section).
   virtual std::string device_name() const = 0;
@@ -79,9 +92,11 @@ class Target {
   // (webgpu: the WebAssembly runtime and its JavaScript, for a web server or the Node runner):
   // artifact path -> bytes. Throws websd::Error("build") when they are not built.
   virtual std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const = 0;
-  // What a device must offer to run these launch lists, for the manifest's `device_requirements`
-  // section (WebGPU: the limits and features to request from the adapter); null for none.
-  virtual nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const = 0;
+  // What a device must offer to run these launch lists of `tier`, for the manifest's
+  // `device_requirements` section and each tier's (WebGPU: the limits and features to request from
+  // the adapter); null for none.
+  virtual nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists,
+                                             const std::string& tier) const = 0;
 };
 
 }  // namespace websd::compiler

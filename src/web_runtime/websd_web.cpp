@@ -169,7 +169,7 @@ int advance(Runtime& rt) {
 
 extern "C" {
 
-EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress) {
+EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress, const char* tier) {
   return guarded(
       [&] {
         Runtime& rt = web_state();
@@ -178,8 +178,10 @@ EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress) {
         // would stream its shards again.
         auto source = std::make_unique<web::JsArtifactSource>();
         rt.artifact_dir = source->describe();
-        rt.backend = std::make_unique<backends::ArtifactBackend>(std::move(source), backends::ArtifactAccess{},
-                                                                 backends::Residency::kAllNetworks);
+        backends::ArtifactAccess access;
+        access.tier = tier != nullptr ? tier : "";  // chosen by the page or the Node runner (websd_gpu.mjs)
+        rt.backend =
+            std::make_unique<backends::ArtifactBackend>(std::move(source), access, backends::Residency::kAllNetworks);
         rt.tokenizer = rt.backend->tokenizer();
         rt.printer = std::make_unique<ProgressPrinter>(host_stderr(), redraw_progress != 0);
         return 0;

@@ -3,7 +3,8 @@
 // calls: the runtime never blocks. Web pages and the Node runner (web/node/websd_node.mjs) use the
 // same calls:
 //
-//   websd_open(redraw)             the artifact whose files the module's websdFiles gives
+//   websd_open(redraw, tier)       the artifact whose files the module's websdFiles gives, run in
+//                                  kernel tier `tier` (empty: the base)
 //                                  (web_host_library.js; its seal, lists and kernels checked, pipelines
 //                                  compiled in the background: await the bridge, then go on)
 //   [websd_stage_init_image(w, h)  img2img: fill the returned w*h*3 RGB bytes before websd_begin
@@ -38,7 +39,7 @@
 #include <cstdint>
 
 extern "C" {
-int websd_open(int redraw_progress);
+int websd_open(int redraw_progress, const char* tier);
 int websd_begin(const char* request_json);
 int websd_advance();
 const char* websd_part();

@@ -207,6 +207,7 @@ TEST(BuildCommand, UsageErrorsAreOneLineAndWriteNothing) {
       {"size not WxH", {"--size", "512"}, {"--size 512: expected WIDTHxHEIGHT in pixels, such as 512x768"}},
       {"a size not a multiple", {"--size", "128x128", "--size", "128x100"}, {"height 100 is not a positive multiple"}},
       {"size and width", {"--size", "128x128", "--width", "128"}, {"either as --size WxH (repeatable) or as one"}},
+      {"unknown tier", {"--tiers", "warp"}, {"--tiers: the cpu target has no tier 'warp' (it has none)"}},
       {"missing model folder",
        {"--model", "/nonexistent/websd-model"},
        {"/nonexistent/websd-model", "no such file or folder"}},
@@ -288,6 +289,14 @@ TEST(GenerateCommand, ArtifactAndModelTogetherIsOneErrorLine) {
   expect_one_error_line(run_websd({"generate", "--artifact", plain_artifact(), "--model", tiny_model(), "--prompt", "x",
                                    "--steps", "2", "--out", dir + "/a.png"}),
                         {"--model and --artifact exclude each other"});
+  EXPECT_FALSE(fs::exists(dir + "/a.png"));
+}
+
+TEST(GenerateCommand, ATierTheArtifactDoesNotHoldIsOneErrorLine) {
+  const std::string dir = make_temp_dir("gen-tier");
+  expect_one_error_line(run_websd({"generate", "--artifact", plain_artifact(), "--tier", "subgroup-matrix", "--prompt",
+                                   "x", "--steps", "2", "--out", dir + "/a.png"}),
+                        {"has no kernel tier 'subgroup-matrix'; it holds one lowering only"});
   EXPECT_FALSE(fs::exists(dir + "/a.png"));
 }
 

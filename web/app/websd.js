@@ -56,11 +56,6 @@ function loadScript(url, sha256hex) {
   });
 }
 
-function requirements(manifest) {
-  const section = manifest.sections?.device_requirements ?? {};
-  return { requiredLimits: section.limits ?? {}, requiredFeatures: section.features ?? [] };
-}
-
 // A decimal seed string: the given one, or a random 32-bit one as the CLI picks.
 function seedText(seed) {
   if (seed === undefined || seed === null || seed === '') return String(crypto.getRandomValues(new Uint32Array(1))[0]);
@@ -91,9 +86,11 @@ async function rgbOf(source, width, height) {
 }
 
 class WebsdPage extends EventTarget {
-  constructor(base) {
+  // `tier`: the artifact's kernel tier to run (its manifest's `tiers`); empty: the best the adapter offers.
+  constructor(base, { tier = '' } = {}) {
     super();
     this.base = base;
+    this.requestedTier = tier;
     this.module = null;
     this.bridge = null;
     this.info = null;
@@ -133,7 +130,7 @@ class WebsdPage extends EventTarget {
     const filesLoaded = performance.now();
     this.progress({ stage: 'gpu' });
     const listed = new Map((manifest.sections?.files ?? []).map(({ path, bytes }) => [path, bytes]));
-    this.bridge = await GpuBridge.create(navigator.gpu, requirements(manifest));
+    this.bridge = await GpuBridge.create(navigator.gpu, { manifest, tier: this.requestedTier });
     this.bridge.device.lost.then((info) => {
       this.lost = info;
     });
@@ -156,7 +153,8 @@ class WebsdPage extends EventTarget {
       },
     });
     this.progress({ stage: 'verifying' });
-    this.call('websd_open', 'number', ['number'], [0]);  // seal, manifest and kernel files checked
+    // Seal, manifest and kernel files checked; the launch lists of the bridge's tier.
+    this.call('websd_open', 'number', ['number', 'string'], [0, this.bridge.tier]);
     // Every pipeline compiled: reported as they finish.
     const kernels = () => this.progress({
       stage: 'kernels', done: this.bridge.kernelsCreated - this.bridge.compiling, total: this.bridge.kernelsCreated });
@@ -169,7 +167,7 @@ class WebsdPage extends EventTarget {
     }
     this.info = JSON.parse(this.call('websd_info_json', 'string'));
     this.adapterName = this.bridge.adapterName;
-    this.tier = `f32 WGSL (${manifest.sections?.model?.storage_dtype ?? 'f32'} weights)`;
+    this.tier = `${this.bridge.tier || 'f32'} WGSL (${manifest.sections?.model?.storage_dtype ?? 'f32'} weights)`;
     this.loadTimings = { files_s: (filesLoaded - started) / 1000, total_s: (performance.now() - started) / 1000 };
     this.progress({ stage: 'ready' });
     return this.info;
@@ -295,4 +293,6 @@ class WebsdPage extends EventTarget {
 }
 
 // The artifact is the folder of this page.
-window.websd = new WebsdPage(new URL('./', document.baseURI).href);
+// The page's address may name the tier: index.html?tier=f32.
+window.websd = new WebsdPage(new URL('./', document.baseURI).href,
+                             { tier: new URLSearchParams(location.search).get('tier') ?? '' });

@@ -12,7 +12,7 @@
 // together, after warm-up runs.
 import { GpuBridge } from '../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../node/node_gpu.mjs';
-import { FAMILIES, prepare } from '../kernels/wgsl_templates.mjs';
+import { FAMILIES, kSubgroupMatrixFeatures, prepare } from '../kernels/wgsl_templates.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -41,17 +41,35 @@ const T = (n) => Math.max(4, Math.round(n / s.tok)); // tokens
 const convTiles = [{}, { BM: 128, TM: 8 }, { BM: 128, BN: 128, TM: 8, TN: 8, BK: 8 }, { BM: 64, BN: 128, TM: 4, TN: 8 },
                    { BK: 8 }];
 const matmulTiles = convTiles;
-const conv = (hw, c) => {
-  const shape = { N: 2, H: P(hw), W: P(hw), C: C(c), O: C(c), KH: 3, stride: 1, pad: 1 };
+// The subgroup-matrix tier's tiles (f16 -> f32 16x16x16 fragments; SGM x SGN subgroups of 32).
+const sgmatTiles = [{}, { BM: 128, BK: 16, SGM: 4, SGN: 1 }, { BM: 64, BN: 128, BK: 16 }, { BM: 128, BN: 128, BK: 16 },
+                    { SGM: 1, SGN: 1 }, { BM: 32, BN: 32, SGM: 1, SGN: 1 }, { BM: 128, BN: 64, BK: 16, SGM: 2, SGN: 2 },
+                    { BM: 32, BN: 64, SGM: 1, SGN: 2 }];
+const conv = (hw, c, { tier = '', batch = 2, kernel = 3 } = {}) => {
+  const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(c), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
-  return { family: 'conv2d_nhwc', shape, variants: convTiles, flops: 2 * M * shape.O * 9 * shape.C,
-           inputs: { input: M * shape.C, weight: shape.O * 9 * shape.C, bias: shape.O } };
+  return { family: `conv2d_nhwc${tier}`, shape, variants: tier ? sgmatTiles : convTiles,
+           flops: 2 * M * shape.O * kernel * kernel * shape.C,
+           inputs: { input: M * shape.C, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
 };
-const linear = (rows, k, n) => {
+const linear = (rows, k, n, tier = '') => {
   const shape = { M: T(rows), N: C(n), K: C(k) };
-  return { family: 'matmul', shape, variants: matmulTiles, constants: { HAS_BIAS: true }, flops: 2 * shape.M * shape.N * shape.K,
-           inputs: { x: shape.M * shape.K, w: shape.N * shape.K, bias: shape.N } };
+  return { family: `matmul${tier}`, shape, variants: tier ? sgmatTiles : matmulTiles, constants: { HAS_BIAS: true },
+           flops: 2 * shape.M * shape.N * shape.K, inputs: { x: shape.M * shape.K, w: shape.N * shape.K, bias: shape.N } };
 };
+// The GEMM cases of both tiers: SD 1.5's UNet at 512x512 (64x64 latents, batch 2) and its VAE decoder.
+const gemmCases = (tier) => [
+  { name: `conv3x3 320->320 @64x64 b2${tier}`, ...conv(64, 320, { tier }) },
+  { name: `conv3x3 640->640 @32x32 b2${tier}`, ...conv(32, 640, { tier }) },
+  { name: `conv3x3 1280->1280 @16x16 b2${tier}`, ...conv(16, 1280, { tier }) },
+  { name: `conv3x3 1280->1280 @8x8 b2${tier}`, ...conv(8, 1280, { tier }) },
+  { name: `conv1x1 640->640 @32x32 b2${tier}`, ...conv(32, 640, { tier, kernel: 1 }) },
+  { name: `vae conv3x3 512->512 @128x128${tier}`, ...conv(128, 512, { tier, batch: 1 }) },
+  { name: `vae conv3x3 128->128 @512x512${tier}`, ...conv(512, 128, { tier, batch: 1 }) },
+  { name: `linear 8192x320->1280${tier}`, ...linear(8192, 320, 1280, tier) },
+  { name: `linear 8192x1280->320${tier}`, ...linear(8192, 1280, 320, tier) },
+  { name: `linear GEGLU proj 8192x320->2560${tier}`, ...linear(8192, 320, 2560, tier) },
+];
 const attention = (sq, skv, heads, d) => {
   const shape = { B: 2, H: Math.max(1, heads / s.heads), Sq: T(sq), Skv: skv === 77 ? 77 : T(skv), D: d };
   const q = shape.B * shape.H * shape.Sq * d, kv = shape.B * shape.H * shape.Skv * d;
@@ -63,12 +81,8 @@ const attention = (sq, skv, heads, d) => {
 };
 
 const cases = [
-  { name: 'conv3x3 320->320 @64x64 b2', ...conv(64, 320) },
-  { name: 'conv3x3 640->640 @32x32 b2', ...conv(32, 640) },
-  { name: 'conv3x3 1280->1280 @16x16 b2', ...conv(16, 1280) },
-  { name: 'linear 8192x320->1280', ...linear(8192, 320, 1280) },
-  { name: 'linear 8192x1280->320', ...linear(8192, 1280, 320) },
-  { name: 'linear GEGLU proj 8192x320->2560', ...linear(8192, 320, 2560) },
+  ...gemmCases(''),
+  ...gemmCases('_sgmat'),
   { name: 'attention self 4096 tok 8x40 b2', ...attention(4096, 4096, 8, 40) },
   { name: 'attention cross 4096x77 8x40 b2', ...attention(4096, 77, 8, 40) },
   { name: 'attention self 1024 tok 8x80 b2', ...attention(1024, 1024, 8, 80) },
@@ -94,9 +108,13 @@ const cases = [
 const webgpu = await nodeGpu();
 const adapter = await webgpu.requestAdapter({ powerPreference: 'high-performance' });
 const timestamps = adapter.features.has('timestamp-query');
-const gpu = await GpuBridge.create(webgpu, { requiredFeatures: timestamps ? ['timestamp-query'] : [] });
+const tiered = kSubgroupMatrixFeatures.every((f) => adapter.features.has(f));
+const gpu = await GpuBridge.create(webgpu, { requiredFeatures: [...(timestamps ? ['timestamp-query'] : []),
+                                                                ...(tiered ? kSubgroupMatrixFeatures : [])] });
 console.log(`# ${gpu.adapterName}; ${small ? 'small' : 'full'} sizes; ${reps} reps; timing: ` +
-            `${timestamps ? 'timestamp queries + ' : ''}wall time around settled()`);
+            `${timestamps ? 'timestamp queries + ' : ''}wall time around settled()` +
+            `${tiered ? '' : '; the subgroup-matrix cases are skipped: the adapter lacks ' +
+                              kSubgroupMatrixFeatures.filter((f) => !adapter.features.has(f)).join(', ')}`);
 
 function random(n, seed) {
   const out = new Float32Array(n);
@@ -181,6 +199,7 @@ async function timestamped(programHandle) {
 const rate = (item, ms) => (item.flops ? `${(item.flops / ms / 1e9).toFixed(2)} TFLOP/s` : `${(item.bytes / ms / 1e6).toFixed(1)} GB/s`);
 for (const item of cases) {
   if (only && !item.name.includes(only)) continue;
+  if (FAMILIES[item.family].features && !tiered) continue;
   const variants = tune ? (item.variants ?? [{}]) : [{}];
   for (const variant of variants) {
     let result;

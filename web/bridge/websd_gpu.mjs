@@ -40,20 +40,76 @@ export function missingCapability(adapter, requiredLimits = {}, requiredFeatures
   return null;
 }
 
+// What the adapter lacks of a tier's subgroup needs (its subgroup size, a subgroup-matrix
+// configuration), or null.
+function missingSubgroupShape(adapter, requirements) {
+  const info = adapter.info ?? {};
+  const size = requirements.subgroup_size;
+  if (size !== undefined && !(info.subgroupMinSize === size && info.subgroupMaxSize === size)) {
+    return `its subgroups are not all ${size} wide (${info.subgroupMinSize ?? '?'} to ${info.subgroupMaxSize ?? '?'})`;
+  }
+  const want = requirements.subgroup_matrix;
+  if (want && !(info.subgroupMatrixConfigs ?? []).some((c) => c.componentType === want.componentType &&
+      c.resultComponentType === want.resultComponentType && c.M === want.M && c.N === want.N && c.K === want.K)) {
+    return `it offers no ${want.componentType} -> ${want.resultComponentType} ${want.M}x${want.N}x${want.K} subgroup matrices`;
+  }
+  return null;
+}
+
+// The kernel tier to run an artifact (its parsed manifest.json) with on `adapter`: `asked` when
+// given (an Error naming what the adapter lacks when it cannot), else the best tier the adapter
+// can run: the manifest's `tiers` are written from the base (which runs on every adapter that meets
+// its limits, the manifest's device_requirements) to the fastest. Artifacts from before tiers have
+// one lowering: tier ''. Returns { name, requiredLimits, requiredFeatures }.
+export function chooseTier(manifest, adapter, asked = '') {
+  const base = manifest.sections?.device_requirements ?? {};
+  const listed = manifest.sections?.tiers ?? [{ name: '' }];
+  const tiers = listed.map((tier, index) => (index === 0 ? { ...tier, device_requirements: base } : tier));
+  const needs = (tier) => ({ name: tier.name, requiredLimits: tier.device_requirements?.limits ?? {},
+                             requiredFeatures: tier.device_requirements?.features ?? [] });
+  const lacks = (tier) => {
+    const { requiredLimits, requiredFeatures } = needs(tier);
+    return missingCapability(adapter, requiredLimits, requiredFeatures) ??
+           missingSubgroupShape(adapter, tier.device_requirements ?? {});
+  };
+  if (asked) {
+    const tier = tiers.find((t) => t.name === asked);
+    if (!tier) {
+      throw new Error(`webgpu: the artifact has no tier '${asked}' (it holds ${tiers.map((t) => t.name || 'one lowering').join(', ')})`);
+    }
+    const why = lacks(tier);
+    if (why) throw new Error(`webgpu: ${describeAdapter(adapter)} cannot run tier '${asked}': ${why}`);
+    return needs(tier);
+  }
+  for (let i = tiers.length - 1; i > 0; --i) if (!lacks(tiers[i])) return needs(tiers[i]);
+  return needs(tiers[0]);
+}
+
 export class GpuBridge {
   // `gpu` is navigator.gpu, or npm webgpu's create([...toggles]) under Node. Throws an Error whose
-  // message starts with "webgpu:" when there is no adapter or it lacks a limit or feature.
-  static async create(gpu, { requiredLimits = {}, requiredFeatures = [], powerPreference = 'high-performance' } = {}) {
+  // message starts with "webgpu:" when there is no adapter or it lacks a limit or feature. With
+  // `manifest` (an artifact's), the tier (chooseTier: `tier`, or the best the adapter runs) adds
+  // its limits and features to those given, and `bridge.tier` names it.
+  static async create(gpu, { requiredLimits = {}, requiredFeatures = [], powerPreference = 'high-performance',
+                             manifest = null, tier = '' } = {}) {
     if (!gpu) throw new Error('webgpu: this environment has no WebGPU (navigator.gpu is missing)');
     const adapter = await gpu.requestAdapter({ powerPreference });
     if (!adapter) {
       throw new Error('webgpu: no GPU adapter was found (in a browser: WebGPU may be disabled; under Node: ' +
                       'set VK_ICD_FILENAMES to a Vulkan driver, e.g. SwiftShader\'s)');
     }
+    let chosen = null;
+    if (manifest) {
+      chosen = chooseTier(manifest, adapter, tier);
+      requiredLimits = { ...chosen.requiredLimits, ...requiredLimits };
+      requiredFeatures = [...new Set([...chosen.requiredFeatures, ...requiredFeatures])];
+    }
     const missing = missingCapability(adapter, requiredLimits, requiredFeatures);
     if (missing) throw new Error(`webgpu: ${describeAdapter(adapter)}: ${missing}`);
     const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
-    return new GpuBridge(gpu, adapter, device);
+    const bridge = new GpuBridge(gpu, adapter, device);
+    bridge.tier = chosen?.name ?? '';
+    return bridge;
   }
 
   constructor(gpu, adapter, device) {

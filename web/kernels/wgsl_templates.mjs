@@ -45,6 +45,9 @@ const stridesOf = (dims) => dims.map((_, a) => prod(dims.slice(a + 1)));
 const fields6 = (name, type) => Array.from({ length: 6 }, (_, a) => [`${name}${a}`, type]);
 const values6 = (name, values) => Object.fromEntries(values.map((v, a) => [`${name}${a}`, v]));
 
+// What an adapter must offer for the subgroup-matrix families: f16 operands into f32 results.
+export const kSubgroupMatrixFeatures = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'];
+
 export const FAMILIES = {
   matmul: {
     constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 16], TM: [u, 4], TN: [u, 4],
@@ -91,6 +94,11 @@ export const FAMILIES = {
       return threads;
     },
   },
+
+  // The tensor-core tier's GEMMs: matmul's and conv2d_nhwc's contracts (params, plan, bindings)
+  // on subgroup matrices (f16 operands staged in workgroup memory, f32 accumulation).
+  matmul_sgmat: sgmatFamily('matmul', false),
+  conv2d_nhwc_sgmat: sgmatFamily('conv2d_nhwc', true),
 
   attention: {
     constants: (s) => {
@@ -270,6 +278,33 @@ export function repackConvWeight(oihw, O, C, KH, KW) {
   return out;
 }
 
+
+// A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants.
+function sgmatFamily(base, bias) {
+  return {
+    features: kSubgroupMatrixFeatures,
+    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 32], SGM: [u, 2], SGN: [u, 2], SG_SIZE: [u, 32],
+                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
+                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
+    get bindings() { return FAMILIES[base].bindings; },
+    get params() { return FAMILIES[base].params; },
+    plan: (s, c) => FAMILIES[base].plan(s, c),
+    check(c) {
+      const threads = c.SG_SIZE * c.SGM * c.SGN;
+      if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);
+      if (c.BM % (c.SGM * c.MMA_M) || c.BN % (c.SGN * c.MMA_N) || c.BK % c.MMA_K) {
+        throw new Error('wgsl: BM, BN, BK must be multiples of the subgroup tiles');
+      }
+      if (threads % c.BK || (c.BM * c.BK) % threads || (c.BN * c.BK) % threads) {
+        throw new Error('wgsl: tile loads do not divide among threads');
+      }
+      const bytes = 2 * (c.BM + c.BN) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
+      if (bytes > 16384) throw new Error(`wgsl: ${bytes} bytes of workgroup memory`);
+      return threads;
+    },
+  };
+}
+
 function checkTiling(threads, c) {
   if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);
   if (c.TM % 4 || c.TN % 4 || c.BM % c.TM || c.BN % c.TN) throw new Error('wgsl: TM, TN must be multiples of 4 dividing BM, BN');
@@ -289,6 +324,16 @@ export async function loadTemplate(family) {
     sources.set(family, read(family).replace(/^\/\/ requires: (\w+).*$/gm, (_, name) => read(`common/${name}`)));
   }
   return sources.get(family);
+}
+
+// A template's directives (`enable`, `requires`, `diagnostic`) must precede every declaration:
+// the constants go after them, before the rest.
+const kDirective = /^(enable|requires|diagnostic)\b.*;\s*$/;
+export function specialize(constants, template) {
+  const lines = template.split('\n');
+  const directives = lines.filter((line) => kDirective.test(line));
+  const rest = lines.filter((line) => !kDirective.test(line));
+  return (directives.length ? directives.join('\n') + '\n' : '') + constants + rest.join('\n');
 }
 
 // The constants' lines the compiler prepends.
@@ -343,7 +388,8 @@ export async function prepare(family, shape, overrides = {}) {
   }
   return {
     family,
-    code: constantLines(constants) + await loadTemplate(family),
+    features: spec.features ?? [],
+    code: specialize(constantLines(constants), await loadTemplate(family)),
     constants: c,
     bindings,
     params: spec.params,

@@ -32,25 +32,28 @@ import { nodeGpu } from './node_gpu.mjs';
 // WEBSD_WEB_RUNTIME says (the WebAssembly build's src/web_runtime).
 const runtimeDir = process.env.WEBSD_WEB_RUNTIME ?? new URL('..', import.meta.url).pathname;
 
-// The artifact's device requirements (its manifest's section), requested from the adapter, and
-// 'timestamp-query' for a profile where the adapter has it.
+// A bridge for the artifact's kernel tier (WEBSD_TIER, which `--tier` sets, or the best the adapter
+// runs: chooseTier) with its device requirements, and 'timestamp-query' for a profile where the
+// adapter has it. The tier in use goes to stderr, as `websd_open` takes it.
 async function createBridge(artifact, timed = false) {
   const gpu = await nodeGpu();
-  const needs = requirements(artifact);
-  if (timed) {
-    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-    if (adapter?.features.has('timestamp-query')) needs.requiredFeatures = [...needs.requiredFeatures, 'timestamp-query'];
-  }
-  return GpuBridge.create(gpu, needs);
-}
-
-function requirements(artifact) {
   const manifest = JSON.parse(readFileSync(join(artifact, 'manifest.json'), 'utf8'));
   if (manifest.target !== 'webgpu') {
     throw new Error(`${artifact} is a '${manifest.target}' artifact, not a webgpu one`);
   }
-  const section = manifest.sections?.device_requirements ?? {};
-  return { requiredLimits: section.limits ?? {}, requiredFeatures: section.features ?? [] };
+  const requiredFeatures = [];
+  if (timed) {
+    const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (adapter?.features.has('timestamp-query')) requiredFeatures.push('timestamp-query');
+  }
+  const bridge = await GpuBridge.create(gpu, { manifest, tier: process.env.WEBSD_TIER ?? '', requiredFeatures });
+  if (bridge.tier) process.stderr.write(`websd: kernel tier ${bridge.tier}\n`);
+  return bridge;
+}
+
+// websd_open on the bridge's tier.
+function open(module, bridge, redraw = 0) {
+  call(module, 'websd_open', 'number', ['number', 'string'], [redraw, bridge.tier]);
 }
 
 // The artifact folder's files as the runtime reads them (src/web_runtime/web_host_library.js): by
@@ -128,7 +131,7 @@ async function settle(bridge) {
 async function runNetworks(artifact, jobs) {
   const bridge = await createBridge(artifact);
   const module = await loadRuntime(bridge, artifact);
-  call(module, 'websd_open', 'number', ['number'], [0]);
+  open(module, bridge);
   await settle(bridge);
   for (let j = 0; j < jobs.length; j += 4) {
     const [name, inputs, timestep, out] = jobs.slice(j, j + 4);
@@ -152,7 +155,7 @@ async function runFunction(artifact, requestPath) {
   const { function: symbol, runs } = JSON.parse(readFileSync(requestPath, 'utf8'));
   const bridge = await createBridge(artifact, true);
   const module = await loadRuntime(bridge, artifact);
-  call(module, 'websd_open', 'number', ['number'], [0]);
+  open(module, bridge);
   await settle(bridge);
   const once = async () => {
     const start = performance.now();
@@ -183,7 +186,7 @@ async function run(mode, artifact, requestPath, outDir) {
   const beside = (name) => readFileSync(join(dirname(requestPath), name));
   const bridge = await createBridge(artifact, mode === 'profile');
   const module = await loadRuntime(bridge, artifact);
-  call(module, 'websd_open', 'number', ['number'], [process.stderr.isTTY ? 1 : 0]);
+  open(module, bridge, process.stderr.isTTY ? 1 : 0);
   await settle(bridge);  // pipelines compiled
   const opened = performance.now();
   if (mode === 'profile') {
@@ -235,6 +238,7 @@ async function run(mode, artifact, requestPath, outDir) {
     const seconds = (list) => list.map(({ start, end }) => (end - start) / 1000);
     process.stdout.write(JSON.stringify({ bench: {
       adapter: bridge.adapterName,
+      tier: bridge.tier,
       open_s: (opened - started) / 1000,
       prepare_s: seconds(parts.prepare),
       step_s: seconds(parts.step),

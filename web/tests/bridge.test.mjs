@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { GpuBridge, gpuErrorMessage, missingCapability } from '../bridge/websd_gpu.mjs';
+import { GpuBridge, chooseTier, gpuErrorMessage, missingCapability } from '../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../node/node_gpu.mjs';
 
 // out[i] = a[i] * scale + b[i], with scale and n in a uniform block.
@@ -218,4 +218,35 @@ test('running out of GPU memory is named so; other uncaptured errors are GPU err
   assert.equal(gpuErrorMessage(new GPUOutOfMemoryError('allocation of 4 GiB failed')),
                'the GPU is out of memory: allocation of 4 GiB failed');
   assert.equal(gpuErrorMessage(new GPUValidationError('bad binding')), 'GPU error: bad binding');
+});
+
+// chooseTier on adapters described by hand: the manifest's tiers from the base up.
+test('chooseTier takes the best tier the adapter runs, or the one asked for, naming what is missing', () => {
+  const sgmat = { features: ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'], limits: {},
+                  subgroup_size: 32,
+                  subgroup_matrix: { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 } };
+  const manifest = { sections: { device_requirements: { features: [], limits: { maxBufferSize: 1000 } },
+                                 tiers: [{ name: 'f32' }, { name: 'subgroup-matrix', device_requirements: sgmat }] } };
+  const adapter = (features, info = {}) => ({ features: new Set(features), limits: { maxBufferSize: 4096 }, info });
+  const tensorCores = adapter(sgmat.features, { subgroupMinSize: 32, subgroupMaxSize: 32,
+    subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] });
+  assert.equal(chooseTier(manifest, tensorCores).name, 'subgroup-matrix');
+  assert.deepEqual(chooseTier(manifest, tensorCores).requiredFeatures, sgmat.features);
+  assert.equal(chooseTier(manifest, tensorCores, 'f32').name, 'f32');
+  assert.deepEqual(chooseTier(manifest, tensorCores, 'f32').requiredLimits, { maxBufferSize: 1000 });
+  // SwiftShader: subgroups of 4, no f16: the base.
+  const swiftShader = adapter(['subgroups'], { subgroupMinSize: 4, subgroupMaxSize: 4 });
+  assert.equal(chooseTier(manifest, swiftShader).name, 'f32');
+  assert.throws(() => chooseTier(manifest, swiftShader, 'subgroup-matrix'), /cannot run tier 'subgroup-matrix'.*lacks feature 'shader-f16'/);
+  // Features without the fragment shape the kernels use.
+  const otherShape = adapter(sgmat.features, { subgroupMinSize: 32, subgroupMaxSize: 32,
+    subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f16', M: 8, N: 8, K: 8 }] });
+  assert.equal(chooseTier(manifest, otherShape).name, 'f32');
+  assert.throws(() => chooseTier(manifest, otherShape, 'subgroup-matrix'), /no f16 -> f32 16x16x16 subgroup matrices/);
+  const varying = adapter(sgmat.features, { subgroupMinSize: 16, subgroupMaxSize: 32 });
+  assert.throws(() => chooseTier(manifest, varying, 'subgroup-matrix'), /not all 32 wide \(16 to 32\)/);
+  assert.throws(() => chooseTier(manifest, tensorCores, 'f16'), /no tier 'f16' \(it holds f32, subgroup-matrix\)/);
+  // An artifact from before tiers: its one lowering, under its device_requirements.
+  const old = { sections: { device_requirements: { features: [], limits: { maxBufferSize: 10 } } } };
+  assert.deepEqual(chooseTier(old, swiftShader), { name: '', requiredLimits: { maxBufferSize: 10 }, requiredFeatures: [] });
 });

@@ -136,6 +136,7 @@ struct BenchResult {
   std::map<std::string, bool> weight_cache_hits;
   // webgpu artifacts (run under Node): the adapter, the pipeline creation and the GPU's peak.
   std::string adapter;
+  std::string tier;  // the kernel tier it ran (empty: an artifact of one lowering)
   std::uint64_t peak_gpu_bytes = 0;
   runtime::OpProfile text_profile, unet_profile, vae_profile;
 };
@@ -251,6 +252,7 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"time_to_first_step_s", result.backend == "model" ? nlohmann::json(time_to_first_step(result)) : nullptr},
           {"weight_cache", result.weight_cache_hits},
           {"adapter", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.adapter)},
+          {"tier", result.tier.empty() ? nlohmann::json() : nlohmann::json(result.tier)},
           {"peak_gpu_bytes", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.peak_gpu_bytes)},
           {"openmp", openmp_json()}};
 }
@@ -267,6 +269,7 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
   }
   if (!result.adapter.empty()) {
     std::printf("%-28s %s\n", "WebGPU adapter", result.adapter.c_str());
+    if (!result.tier.empty()) std::printf("%-28s %s\n", "kernel tier", result.tier.c_str());
     std::printf("%-28s %10.3f s   (open the artifact, create every pipeline)\n", "pipeline creation",
                 result.open_seconds);
   }
@@ -334,7 +337,7 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
   std::cerr << "websd bench: webgpu artifact " << options.artifact << " at " << result.width << "x" << result.height
             << ", " << options.runs << " timed UNet steps, under Node\n";
   nlohmann::json bench;
-  run_webgpu_node("bench", "bench", options.artifact, sent,
+  run_webgpu_node("bench", "bench", options.artifact, options.access.tier, sent,
                   [&](const nlohmann::json& line) { bench = line.at("bench"); });
   if (bench.is_null()) throw Error("bench", "the webgpu runner reported no timings");
   const auto seconds = [&](const char* key) { return bench.at(key).get<std::vector<double>>(); };
@@ -346,6 +349,8 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
   if (prepare.empty() || steps.size() < 2 || decode.size() < 2)
     throw Error("bench", "the webgpu runner's timings are incomplete");
   result.adapter = bench.at("adapter").get<std::string>();
+  if (const auto tier = bench.find("tier"); tier != bench.end() && tier->is_string())
+    result.tier = tier->get<std::string>();
   result.open_seconds = bench.at("open_s").get<double>();
   result.peak_gpu_bytes = bench.value("peak_gpu_bytes", nlohmann::json(0)).is_number()
                               ? bench.at("peak_gpu_bytes").get<std::uint64_t>()
@@ -362,7 +367,7 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
   sent = generation_request_to_json(request);
   sent["scheduler"] = "";
   sent["scheduler_config"] = nullptr;
-  run_webgpu_node("bench", "profile", options.artifact, sent, [&](const nlohmann::json& line) {
+  run_webgpu_node("bench", "profile", options.artifact, options.access.tier, sent, [&](const nlohmann::json& line) {
     for (const nlohmann::json& op : line.at("profile").at("ops")) {
       runtime::OpTotals& totals = result.unet_profile.by_op[op.at("key").get<std::string>()];
       totals.seconds += op.at("seconds").get<double>();

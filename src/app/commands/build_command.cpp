@@ -32,6 +32,7 @@ struct BuildCommandOptions {
   std::string out;
   std::string dtype = "f32";
   std::vector<std::string> sizes;
+  std::vector<std::string> tiers;
   std::int64_t width = 0;
   std::int64_t height = 0;
   std::string tuning_db;
@@ -78,6 +79,7 @@ void run_build(const BuildCommandOptions& options) {
   build.storage = storage_dtype(options.dtype);
   build.out = options.out;
   build.sizes = image_sizes(options);
+  build.tiers = options.tiers;
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
   if (!options.sign_key_file.empty()) build.sign_key_file = options.sign_key_file;
@@ -135,6 +137,11 @@ const bool registered = register_command(
        command.add_option("--size", options->sizes,
                           "image size WxH the artifact runs, repeatable: one artifact holds every size given, "
                           "sharing one copy of the weights; the first is its default (default: the model's size)");
+       command
+           .add_option("--tiers", options->tiers,
+                       "kernel tiers to write, comma-separated (webgpu: f32, subgroup-matrix); the base tier (f32) is "
+                       "always written; the runtime picks the best one the device offers (default: all)")
+           ->delimiter(',');
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
            ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")

@@ -274,7 +274,7 @@ void run_webgpu_generate(const GenerateOptions& options, GenerationRequest reque
   std::vector<float> all_latents;
   Shape latent_shape;
   run_webgpu_node(
-      "generate", "generate", options.artifact, sent,
+      "generate", "generate", options.artifact, options.access.tier, sent,
       [&](const nlohmann::json& line) {
         const nlohmann::json& image = line.at("image");
         RgbImage rgb;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,58 @@ nlohmann::json summarise_sizes(const nlohmann::json* model) {
   return sizes;
 }
 
+// The kernel tiers (manifest section `tiers`): each with its features and the WGSL (or other
+// kernel) files its launch lists name, counted and summed from the `files` section. Null for an
+// artifact of one lowering.
+ordered_json summarise_tiers(const artifact::Artifact& artifact) {
+  const nlohmann::json* tiers = artifact.section("tiers");
+  if (tiers == nullptr || !tiers->is_array()) return nullptr;
+  std::map<std::string, std::uint64_t> file_bytes;
+  if (const nlohmann::json* files = artifact.section("files"); files != nullptr && files->is_array()) {
+    for (const auto& file : *files) {
+      if (file.is_object() && file.contains("path") && file["path"].is_string() && file.contains("bytes") &&
+          file["bytes"].is_number_unsigned()) {
+        file_bytes[file["path"].get<std::string>()] = file["bytes"].get<std::uint64_t>();
+      }
+    }
+  }
+  const nlohmann::json* base_lists = artifact.section("launch_lists");
+  const nlohmann::json* tier_lists = artifact.section("tier_launch_lists");
+  ordered_json summary = ordered_json::array();
+  for (std::size_t i = 0; i < tiers->size(); ++i) {
+    const nlohmann::json& tier = (*tiers)[i];
+    if (!tier.is_object() || !tier.contains("name") || !tier["name"].is_string()) continue;
+    const std::string name = tier["name"].get<std::string>();
+    const nlohmann::json* lists = i == 0 ? base_lists
+                                  : tier_lists != nullptr && tier_lists->is_object() && tier_lists->contains(name)
+                                      ? &(*tier_lists)[name]
+                                      : nullptr;
+    std::set<std::string> files;
+    if (lists != nullptr && lists->is_object()) {
+      for (const auto& [symbol, list] : lists->items()) {
+        if (!list.is_object() || !list.contains("kernels") || !list["kernels"].is_array()) continue;
+        for (const auto& kernel : list["kernels"]) {
+          if (kernel.is_object() && kernel.contains("file") && kernel["file"].is_string()) files.insert(kernel["file"]);
+        }
+      }
+    }
+    std::uint64_t bytes = 0;
+    for (const std::string& file : files) bytes += file_bytes.count(file) ? file_bytes[file] : 0;
+    // The base tier's needs are the device_requirements section's.
+    const nlohmann::json* base_needs = artifact.section("device_requirements");
+    const nlohmann::json needs = i == 0 ? (base_needs != nullptr ? *base_needs : nlohmann::json::object())
+                                        : tier.value("device_requirements", nlohmann::json::object());
+    ordered_json entry;
+    entry["name"] = name;
+    entry["features"] = needs.is_object() ? needs.value("features", nlohmann::json::array()) : nlohmann::json::array();
+    entry["kernel_files"] = files.size();
+    entry["kernel_bytes"] = bytes;
+    entry["summary"] = tier.value("summary", "");
+    summary.push_back(std::move(entry));
+  }
+  return summary;
+}
+
 ordered_json summarise(const artifact::Artifact& artifact) {
   const auto& manifest = artifact.manifest();
   ordered_json summary;
@@ -151,6 +204,7 @@ ordered_json summarise(const artifact::Artifact& artifact) {
                              : artifact::functions_section_to_json(artifact::parse_functions_section(
                                    *functions, artifact.dir() + "/" + std::string(artifact::kManifestFileName)));
   summary["kernels"] = summarise_kernels(artifact.section("kernels"));
+  summary["tiers"] = summarise_tiers(artifact);
   summary["memory_plans"] = summarise_memory_plans(artifact.section("memory_plans"));
   summary["weights"] = summarise_weights(artifact);
   summary["protections"] = summarise_protections(artifact);
@@ -204,6 +258,19 @@ void print_text(const ordered_json& summary) {
   } else {
     print_row("kernels", std::to_string(kernels["count"].get<std::size_t>()));
     for (const auto& name : kernels["names"]) std::printf("  %s\n", name.get<std::string>().c_str());
+  }
+
+  const auto& tiers = summary["tiers"];
+  if (!tiers.is_null()) {
+    print_row("tiers", std::to_string(tiers.size()) + " (the runtime takes the last one the device offers)");
+    for (const auto& tier : tiers) {
+      std::string features;
+      for (const auto& f : tier["features"]) features += (features.empty() ? "" : ", ") + f.get<std::string>();
+      std::printf("  %-19s %llu kernel files, %s; needs %s\n", tier["name"].get<std::string>().c_str(),
+                  static_cast<unsigned long long>(tier["kernel_files"].get<std::uint64_t>()),
+                  human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(),
+                  features.empty() ? "no optional features" : features.c_str());
+    }
   }
 
   const auto& plans = summary["memory_plans"];
@@ -442,7 +509,7 @@ const bool registered = register_command(
                         "its functions (model section, launch lists, kernel library, executors and their weights, "
                         "tokenizer, scheduler), and check the SHA-256 of every weight shard and every file, kernel "
                         "library included (an encrypted artifact needs --key-file)");
-       add_artifact_access_options(command, options->access);
+       add_artifact_access_options(command, options->access, false);
        command.callback([options] { run_inspect(*options); });
      }});
 

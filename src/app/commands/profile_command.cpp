@@ -89,8 +89,8 @@ Measured measure_webgpu(const ProfileOptions& options) {
   artifact::require_function(functions, options.function, options.artifact, "profile");
   Measured measured;
   bool timed = false;
-  run_webgpu_node("profile", "function", options.artifact, {{"function", options.function}, {"runs", options.runs}},
-                  [&](const nlohmann::json& line) {
+  run_webgpu_node("profile", "function", options.artifact, options.access.tier,
+                  {{"function", options.function}, {"runs", options.runs}}, [&](const nlohmann::json& line) {
                     const nlohmann::json& result = line.at("function");
                     measured.device = result.at("adapter").get<std::string>();
                     timed = result.at("timed").get<bool>();

@@ -2,7 +2,7 @@
 import { after, test } from 'node:test';
 
 import { repackConvWeight } from '../../kernels/wgsl_templates.mjs';
-import { assertClose, checkContract, closeGpu, rng, run } from './harness.mjs';
+import { assertClose, checkContract, closeGpu, rng, run, unsupported } from './harness.mjs';
 
 after(closeGpu);
 
@@ -31,27 +31,37 @@ function reference({ N, H, W, C, O, KH, stride = 1, pad = 0 }, input, oihw, bias
 }
 
 test('conv2d_nhwc: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc'));
+test('conv2d_nhwc_sgmat: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_sgmat'));
 
 const cases = [
   { name: '3x3 s1 p1 2x12x12x40 -> 48, +residual', shape: { N: 2, H: 12, W: 12, C: 40, O: 48, KH: 3, stride: 1, pad: 1 }, residual: true },
   { name: '3x3 s2 p1 (downsample) 2x10x10x32 -> 32', shape: { N: 2, H: 10, W: 10, C: 32, O: 32, KH: 3, stride: 2, pad: 1 } },
   { name: '1x1 s1 p0 (skip) 2x8x8x64 -> 40', shape: { N: 2, H: 8, W: 8, C: 64, O: 40, KH: 1, stride: 1, pad: 0 } },
   { name: '3x3 s1 p1 conv_in 1x9x7x4 -> 36, SiLU, 128x64 tiles', shape: { N: 1, H: 9, W: 7, C: 4, O: 36, KH: 3, stride: 1, pad: 1 },
-    silu: true, overrides: { BM: 128, TM: 8 } },
+    silu: true, overrides: { BM: 128, TM: 8 }, sgmat: { BM: 128, BK: 16, SGM: 4, SGN: 1 } },
+  { name: '3x3 s1 p1 1x6x6x24 -> 20, one subgroup', shape: { N: 1, H: 6, W: 6, C: 24, O: 20, KH: 3, stride: 1, pad: 1 },
+    sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32 } },
 ];
 
-for (const { name, shape, residual, silu, overrides = {} } of cases) {
-  test(`conv2d_nhwc: ${name}`, async () => {
-    const r = rng(name.length * 104729);
-    const { N, H, W, C, O, KH } = shape;
-    const input = r.floats(N * H * W * C);
-    const oihw = r.floats(O * C * KH * KH, 1 / Math.sqrt(C * KH * KH));
-    const bias = r.floats(O);
-    const OH = Math.floor((H + 2 * shape.pad - KH) / shape.stride) + 1, OW = Math.floor((W + 2 * shape.pad - KH) / shape.stride) + 1;
-    const inputs = { input, weight: repackConvWeight(oihw, O, C, KH, KH), bias };
-    if (residual) inputs.residual = r.floats(N * OH * OW * O);
-    const { out } = await run('conv2d_nhwc', shape, inputs,
-        { HAS_BIAS: true, HAS_RESIDUAL: !!residual, ACTIVATION: silu ? 1 : 0, ...overrides });
-    assertClose(`conv2d_nhwc ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), 1e-5);
-  });
+// The subgroup-matrix tier rounds both operands to f16 (11 significant bits) and accumulates in f32.
+const families = [
+  { family: 'conv2d_nhwc', tolerance: 1e-5, skip: false },
+  { family: 'conv2d_nhwc_sgmat', tolerance: 2e-3, skip: (await unsupported('conv2d_nhwc_sgmat')) ?? false },
+];
+for (const { family, tolerance, skip } of families) {
+  for (const { name, shape, residual, silu, overrides = {}, sgmat = {} } of cases) {
+    test(`${family}: ${name}`, { skip }, async () => {
+      const r = rng(name.length * 104729);
+      const { N, H, W, C, O, KH } = shape;
+      const input = r.floats(N * H * W * C);
+      const oihw = r.floats(O * C * KH * KH, 1 / Math.sqrt(C * KH * KH));
+      const bias = r.floats(O);
+      const OH = Math.floor((H + 2 * shape.pad - KH) / shape.stride) + 1, OW = Math.floor((W + 2 * shape.pad - KH) / shape.stride) + 1;
+      const inputs = { input, weight: repackConvWeight(oihw, O, C, KH, KH), bias };
+      if (residual) inputs.residual = r.floats(N * OH * OW * O);
+      const { out } = await run(family, shape, inputs, { HAS_BIAS: true, HAS_RESIDUAL: !!residual, ACTIVATION: silu ? 1 : 0,
+                                                         ...(family === 'conv2d_nhwc' ? overrides : sgmat) });
+      assertClose(`${family} ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), tolerance);
+    });
+  }
 }

@@ -6,14 +6,31 @@ import { GpuBridge } from '../../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../../node/node_gpu.mjs';
 import { FAMILIES, kMaxStorageBuffersPerStage, loadTemplate, prepare } from '../../kernels/wgsl_templates.mjs';
 
-let bridge = null;
-export async function gpu() {
-  bridge ??= await GpuBridge.create(await nodeGpu());
-  return bridge;
+// One bridge per feature set the families ask for (most ask for none).
+const bridges = new Map();
+export async function gpu(requiredFeatures = []) {
+  const key = requiredFeatures.join(',');
+  if (!bridges.has(key)) bridges.set(key, GpuBridge.create(await nodeGpu(), { requiredFeatures }));
+  return bridges.get(key);
 }
 export function closeGpu() {
-  bridge?.destroy();
-  bridge = null;
+  for (const bridge of bridges.values()) bridge.then((b) => b.destroy(), () => {});
+  bridges.clear();
+}
+
+// Why this adapter cannot run `family` (a feature it lacks), or null: tests of such families are
+// skipped saying so (SwiftShader offers neither shader-f16 nor subgroup matrices).
+export async function unsupported(family) {
+  const features = FAMILIES[family].features ?? [];
+  if (features.length === 0) return null;
+  const adapter = await (await nodeGpu()).requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) return 'no adapter';
+  const missing = features.filter((f) => !adapter.features.has(f));
+  if (missing.length) return `the adapter (${adapter.info?.description || adapter.info?.vendor || 'unknown'}) lacks ${missing.join(', ')}`;
+  const configs = adapter.info?.subgroupMatrixConfigs ?? [];
+  const f16 = configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16);
+  if (family.endsWith('_sgmat') && !f16) return 'the adapter has no f16 -> f32 16x16x16 subgroup-matrix configuration';
+  return null;
 }
 
 // Mulberry32: deterministic floats in [-scale, scale).
@@ -59,8 +76,8 @@ const kernelCache = new Map();
 // Runs `family` on `shape` with `inputs` ({ bindingName: typed array }): optional inputs left out
 // are bound to the first input (not read). Returns { outputName: Float32Array }, plus `prepared`.
 export async function run(family, shape, inputs, overrides = {}, { repeat = 1 } = {}) {
-  const g = await gpu();
   const prepared = await prepare(family, shape, overrides);
+  const g = await gpu(prepared.features);
   const access = prepared.bindings.map(([, mode]) => (mode === 'read' ? 'read' : 'readwrite'));
   const kernels = new Map();
   for (const { entry } of prepared.launches) {

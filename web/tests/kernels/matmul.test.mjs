@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
-import { assertClose, checkContract, closeGpu, rng, run } from './harness.mjs';
+import { assertClose, checkContract, closeGpu, rng, run, unsupported } from './harness.mjs';
 import { erf64 } from './reference.mjs';
 
 after(closeGpu);
@@ -26,6 +26,7 @@ function reference({ M, N, K, batch = 1, sharedWeight = true }, x, w, bias, resi
 }
 
 test('matmul: the template agrees with the binding and Params tables', () => checkContract('matmul'));
+test('matmul_sgmat: the template agrees with the binding and Params tables', () => checkContract('matmul_sgmat'));
 
 const cases = [
   // CLIP-like rows (77 * 2), K = 320, N not a tile multiple.
@@ -33,25 +34,36 @@ const cases = [
   // K not a multiple of BK, odd M and N (same pipeline).
   { name: 'linear 130x72x100 +bias +residual', shape: { M: 130, N: 72, K: 100 }, bias: true, residual: true },
   { name: 'linear 70x80x36 GELU, 128x64 tiles of 8x4', shape: { M: 70, N: 80, K: 36 }, bias: true, activation: 2,
-    overrides: { BM: 128, BN: 64, TM: 8, TN: 4 } },
+    overrides: { BM: 128, BN: 64, TM: 8, TN: 4 }, sgmat: { BM: 128, BN: 64, BK: 16, SGM: 2, SGN: 2 } },
+  { name: 'linear 40x48x64 SiLU, one subgroup of 32x32', shape: { M: 40, N: 48, K: 64 }, bias: true, activation: 1,
+    sgmat: { BM: 32, BN: 32, SGM: 1, SGN: 1 } },
   { name: 'batched 2x(77x64x40), per-batch weights', shape: { M: 77, N: 64, K: 40, batch: 2, sharedWeight: false } },
   // 70000 one-thread workgroups of 4x4 tiles: the tile rows fold into (y, z) past 65535.
   { name: 'batched 70000x(3x3x5), folded grid', shape: { M: 3, N: 3, K: 5, batch: 70000, sharedWeight: false },
     overrides: { BM: 4, BN: 4, TM: 4, TN: 4, BK: 1 }, folded: true },
 ];
 
-for (const { name, shape, bias, residual, activation = 0, overrides = {}, folded } of cases) {
-  test(`matmul: ${name}`, async () => {
-    const r = rng(name.length * 7919);
-    const batch = shape.batch ?? 1;
-    const x = r.floats(batch * shape.M * shape.K);
-    const w = r.floats((shape.sharedWeight === false ? batch : 1) * shape.N * shape.K, 0.2);
-    const inputs = { x, w };
-    if (bias) inputs.bias = r.floats(shape.N);
-    if (residual) inputs.residual = r.floats(batch * shape.M * shape.N);
-    const constants = { HAS_BIAS: !!bias, HAS_RESIDUAL: !!residual, ACTIVATION: activation, ...overrides };
-    const { out, prepared } = await run('matmul', shape, inputs, constants);
-    if (folded) assert.ok(prepared.launches[0].dispatch[2] > 1, `not folded: ${prepared.launches[0].dispatch}`);
-    assertClose(`matmul ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), 1e-5);
-  });
+// The subgroup-matrix tier rounds both operands to f16 (11 significant bits) and accumulates in f32.
+const families = [
+  { family: 'matmul', tolerance: 1e-5, skip: false },
+  { family: 'matmul_sgmat', tolerance: 2e-3, skip: (await unsupported('matmul_sgmat')) ?? false },
+];
+for (const { family, tolerance, skip } of families) {
+  for (const { name, shape, bias, residual, activation = 0, overrides = {}, sgmat = {}, folded } of cases) {
+    if (family !== 'matmul' && folded) continue;  // the base tiles of 4 rows make the fold reachable
+    test(`${family}: ${name}`, { skip }, async () => {
+      const r = rng(name.length * 7919);
+      const batch = shape.batch ?? 1;
+      const x = r.floats(batch * shape.M * shape.K);
+      const w = r.floats((shape.sharedWeight === false ? batch : 1) * shape.N * shape.K, 0.2);
+      const inputs = { x, w };
+      if (bias) inputs.bias = r.floats(shape.N);
+      if (residual) inputs.residual = r.floats(batch * shape.M * shape.N);
+      const constants = { HAS_BIAS: !!bias, HAS_RESIDUAL: !!residual, ACTIVATION: activation,
+                          ...(family === 'matmul' ? overrides : sgmat) };
+      const { out, prepared } = await run(family, shape, inputs, constants);
+      if (folded) assert.ok(prepared.launches[0].dispatch[2] > 1, `not folded: ${prepared.launches[0].dispatch}`);
+      assertClose(`${family} ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), tolerance);
+    });
+  }
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { FAMILIES, constantLines, fold1d, foldYz, packParams, prepare } from '../../kernels/wgsl_templates.mjs';
+import { FAMILIES, constantLines, fold1d, foldYz, packParams, prepare, specialize } from '../../kernels/wgsl_templates.mjs';
 
 test('fold1d keeps every dimension <= 65535 and covers the count', () => {
   assert.deepEqual(fold1d(1), [1, 1, 1]);
@@ -40,4 +40,12 @@ test('every family binds at most 8 storage buffers; tiling beyond the limits is 
   await assert.rejects(prepare('attention', { B: 1, H: 1, Sq: 8, Skv: 8, D: 160 }, { TPR: 1, BKV: 32 }), /workgroup memory/);
   // The defaults fit at every SD head dimension.
   for (const D of [40, 64, 80, 160]) await prepare('attention', { B: 2, H: 8, Sq: 4096, Skv: 4096, D });
+});
+
+// The same case as the C++ side's WgslModule.SpecializingPutsDirectivesBeforeTheConstants.
+test('specialize puts the directives before the constants, as the compiler does', () => {
+  assert.equal(specialize('const A: u32 = 1u;\n',
+                          '// a header\nenable f16;\nstruct S { x: u32 }\ndiagnostic(off, chromium.rule);\nenabled_flag();\nfn f() {}\n'),
+               'enable f16;\ndiagnostic(off, chromium.rule);\nconst A: u32 = 1u;\n// a header\nstruct S { x: u32 }\nenabled_flag();\nfn f() {}\n');
+  assert.equal(specialize('const A: u32 = 1u;\n', 'fn f() {}\n'), 'const A: u32 = 1u;\nfn f() {}\n');
 });

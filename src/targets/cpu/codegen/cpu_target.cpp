@@ -93,7 +93,8 @@ passes::MemoryLimits CpuTarget::memory_limits() const { return {}; }
 
 // Fused elementwise groups run as entry points of the generated library, every other op as the
 // runtime's own kernel.
-std::vector<passes::NodeLaunch> CpuTarget::lower_node(const graph::Function&, const graph::Node& node) const {
+std::vector<passes::NodeLaunch> CpuTarget::lower_node(const graph::Function&, const graph::Node& node,
+                                                      const std::string&) const {
   runtime::Kernel kernel = passes::builtin_kernel(node);
   if (node.op->name == "fused_elementwise") {
     kernel.source = "file";
@@ -110,7 +111,7 @@ std::optional<WeightLayout> CpuTarget::weight_layout(const graph::Function& func
   return WeightLayout{packing->layout, std::move(packing->pack)};
 }
 
-GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled,
+GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled, const std::vector<std::string>&,
                                              const std::function<void(const std::string&)>& progress) const {
   GeneratedKernels generated;
   const std::vector<codegen::CpuKernelSpec> specs = codegen::cpu_kernel_specs(compiled);
@@ -149,7 +150,9 @@ std::string CpuTarget::device_name() const { return tuning::cpu_device_name(); }
 std::vector<std::pair<std::string, std::vector<std::byte>>> CpuTarget::runtime_files() const { return {}; }
 
 // Host memory has no limits worth stating: the executor checks arenas against the device at load.
-nlohmann::json CpuTarget::device_requirements(const std::vector<runtime::LaunchList>&) const { return nullptr; }
+nlohmann::json CpuTarget::device_requirements(const std::vector<runtime::LaunchList>&, const std::string&) const {
+  return nullptr;
+}
 
 const CpuTarget& cpu_target() {
   static const CpuTarget target;

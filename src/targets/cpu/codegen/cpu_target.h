@@ -15,13 +15,15 @@ class CpuTarget : public Target {
   bool supports(const std::string& op) const override;
   passes::Pipeline pass_list(const PassListHooks& hooks) const override;
   passes::MemoryLimits memory_limits() const override;
-  std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node) const override;
+  std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node,
+                                             const std::string& tier) const override;
   std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
-  GeneratedKernels generate_kernels(const graph::Module& compiled,
+  GeneratedKernels generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
   std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const override;
-  nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists) const override;
+  nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists,
+                                     const std::string& tier) const override;
 };
 
 const CpuTarget& cpu_target();

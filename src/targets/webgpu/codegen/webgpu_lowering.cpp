@@ -53,8 +53,8 @@ std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
 KernelPlan from_template(const std::string& family, const std::vector<WgslConstant>& constants,
                          std::vector<ParamField> params, const std::vector<std::string>& unused = {}) {
   KernelPlan plan;
-  plan.text =
-      wgsl_drop_bindings(wgsl_all_bindings_writable(wgsl_constant_lines(constants) + wgsl_template(family)), unused);
+  plan.text = wgsl_drop_bindings(
+      wgsl_all_bindings_writable(wgsl_specialize(wgsl_constant_lines(constants), wgsl_template(family))), unused);
   plan.stem = family + "_" + text_digest(plan.text);
   plan.params = std::move(params);
   return plan;
@@ -111,28 +111,58 @@ const std::vector<ParamField>& matmul_params() {
   return params;
 }
 
-// The register-tiled GEMM's constants (the templates' defaults; tuned tiers come later).
-std::vector<WgslConstant> gemm_constants(bool bias, bool residual) {
-  return {{"BM", "u32", 64},
-          {"BN", "u32", 64},
-          {"BK", "u32", 16},
-          {"TM", "u32", 4},
-          {"TN", "u32", 4},
-          {"HAS_BIAS", "bool", bias ? 1.0 : 0.0},
-          {"HAS_RESIDUAL", "bool", residual ? 1.0 : 0.0},
-          {"ACTIVATION", "u32", 0}};
+// The GEMM kernel of a tier: its template family (matmul or conv2d_nhwc, plus a suffix), tile
+// constants, output tile and workgroup. f32: register tiles of 4x4 per thread; subgroup-matrix:
+// 16x16x16 f16 fragments into f32 on 2x2 subgroups of 32, each 2x2 fragments (the templates'
+// defaults; tuned tiles per shape come later).
+struct GemmKernel {
+  std::string suffix;
+  std::vector<WgslConstant> tiles;
+  std::int64_t bm = 64, bn = 64;
+  std::array<std::int64_t, 3> workgroup{16, 16, 1};
+};
+
+GemmKernel gemm_kernel(const std::string& tier) {
+  if (tier == kSubgroupMatrixTier) {
+    return {"_sgmat",
+            {{"BM", "u32", 64},
+             {"BN", "u32", 64},
+             {"BK", "u32", 32},
+             {"SGM", "u32", 2},
+             {"SGN", "u32", 2},
+             {"SG_SIZE", "u32", 32},
+             {"MMA_M", "u32", 16},
+             {"MMA_N", "u32", 16},
+             {"MMA_K", "u32", 16}},
+            64,
+            64,
+            {32, 4, 1}};
+  }
+  return {"",
+          {{"BM", "u32", 64}, {"BN", "u32", 64}, {"BK", "u32", 16}, {"TM", "u32", 4}, {"TN", "u32", 4}},
+          64,
+          64,
+          {16, 16, 1}};
 }
-constexpr std::int64_t kGemmBM = 64, kGemmBN = 64;
-constexpr std::array<std::int64_t, 3> kGemmWorkgroup{16, 16, 1};
+
+std::vector<WgslConstant> gemm_constants(const GemmKernel& kernel, bool bias, bool residual) {
+  std::vector<WgslConstant> constants = kernel.tiles;
+  constants.push_back({"HAS_BIAS", "bool", bias ? 1.0 : 0.0});
+  constants.push_back({"HAS_RESIDUAL", "bool", residual ? 1.0 : 0.0});
+  constants.push_back({"ACTIVATION", "u32", 0});
+  return constants;
+}
 
 // x [.., K] @ w[N, K]^T (+ bias): leading dims fold into M; or batched a[b] @ bT[b]^T.
 LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
-                       bool weight_batched, bool bias) {
+                       bool weight_batched, bool bias, const std::string& tier) {
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
-  KernelPlan plan = from_template("matmul", gemm_constants(bias, false), matmul_params(), unused);
-  plan.workgroup = kGemmWorkgroup;
-  const std::int64_t tiles_m = ceil_div(M, kGemmBM);
+  const GemmKernel kernel = gemm_kernel(tier);
+  KernelPlan plan =
+      from_template("matmul" + kernel.suffix, gemm_constants(kernel, bias, false), matmul_params(), unused);
+  plan.workgroup = kernel.workgroup;
+  const std::int64_t tiles_m = ceil_div(M, kernel.bm);
   plan.values = {{"M", M},
                  {"N", N},
                  {"K", K},
@@ -147,18 +177,18 @@ LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, 
   const int out = static_cast<int>(node.inputs.size());
   std::vector<int> reads = {0, 1};
   if (bias) reads.push_back(2);
-  plan.launches.push_back(plain_launch("matmul", fold_yz(ceil_div(N, kGemmBN), tiles_m * batch), reads, {out}));
+  plan.launches.push_back(plain_launch("matmul", fold_yz(ceil_div(N, kernel.bn), tiles_m * batch), reads, {out}));
   return finish(std::move(plan));
 }
 
-LoweredNode lower_linear(const graph::Function& function, const graph::Node& node) {
+LoweredNode lower_linear(const graph::Function& function, const graph::Node& node, const std::string& tier) {
   const TensorType& x = type_of(function, node.inputs[0]);
   const TensorType& w = type_of(function, node.inputs[1]);
   const std::int64_t K = w.shape[1], N = w.shape[0];
-  return lower_gemm(node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3);
+  return lower_gemm(node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3, tier);
 }
 
-LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node) {
+LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node, const std::string& tier) {
   if (node.attrs.get_int("transpose_b", 0, "matmul") == 0) {
     refuse(function, node, "only transpose_b=1 is implemented (a @ b^T, both read along K)");
   }
@@ -171,15 +201,16 @@ LoweredNode lower_matmul(const graph::Function& function, const graph::Node& nod
   if (a_batch != batch || (b_batch != batch && b_batch != 1)) {
     refuse(function, node, "a's batch dimensions must be the output's and b's equal to them or all 1");
   }
-  return lower_gemm(node, M, N, K, batch, b_batch != 1, false);
+  return lower_gemm(node, M, N, K, batch, b_batch != 1, false, tier);
 }
 
-LoweredNode lower_conv(const graph::Function& function, const graph::Node& node) {
+LoweredNode lower_conv(const graph::Function& function, const graph::Node& node, const std::string& tier) {
   const Shape& x = type_of(function, node.inputs[0]).shape;  // N, H, W, C
   const Shape& w = type_of(function, node.inputs[1]).shape;  // O, C, KH, KW (stored [O, KH, KW, C])
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
-  KernelPlan plan = from_template("conv2d_nhwc", gemm_constants(true, residual),
+  const GemmKernel kernel = gemm_kernel(tier);
+  KernelPlan plan = from_template("conv2d_nhwc" + kernel.suffix, gemm_constants(kernel, true, residual),
                                   {{"N", "u32"},
                                    {"H", "u32"},
                                    {"W", "u32"},
@@ -195,8 +226,8 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node)
                                    {"K", "u32"},
                                    {"tiles_m", "u32"}},
                                   residual ? std::vector<std::string>{} : std::vector<std::string>{"residual"});
-  plan.workgroup = kGemmWorkgroup;
-  const std::int64_t M = out[0] * out[1] * out[2], tiles_m = ceil_div(M, kGemmBM);
+  plan.workgroup = kernel.workgroup;
+  const std::int64_t M = out[0] * out[1] * out[2], tiles_m = ceil_div(M, kernel.bm);
   plan.values = {{"N", x[0]},
                  {"H", x[1]},
                  {"W", x[2]},
@@ -214,7 +245,8 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node)
   const int out_operand = static_cast<int>(node.inputs.size());
   std::vector<int> reads = {0, 1, 2};
   if (residual) reads.push_back(3);
-  plan.launches.push_back(plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kGemmBN), tiles_m), reads, {out_operand}));
+  plan.launches.push_back(
+      plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m), reads, {out_operand}));
   return finish(std::move(plan));
 }
 
@@ -488,7 +520,7 @@ LoweredNode lower_generated(GeneratedWgsl generated, std::vector<int> reads, int
   return finish(std::move(plan));
 }
 
-LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node) {
+LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node, const std::string& tier) {
   const std::string& op = node.op->name;
   for (const auto id : node.outputs) {
     const DType dtype = type_of(function, id).dtype;
@@ -496,9 +528,9 @@ LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node
       refuse(function, node, "output dtype " + std::string(dtype_name(dtype)) + " (this tier computes in f32)");
     }
   }
-  if (op == "linear") return lower_linear(function, node);
-  if (op == "matmul") return lower_matmul(function, node);
-  if (op == "conv2d_nhwc") return lower_conv(function, node);
+  if (op == "linear") return lower_linear(function, node, tier);
+  if (op == "matmul") return lower_matmul(function, node, tier);
+  if (op == "conv2d_nhwc") return lower_conv(function, node, tier);
   if (op == "attention") return lower_attention(function, node);
   if (op == "group_norm_nhwc") return lower_group_norm(function, node);
   if (op == "layer_norm") return lower_layer_norm(function, node);
@@ -558,8 +590,9 @@ bool webgpu_lowers(const std::string& op) {
   return ops.count(op) > 0;
 }
 
-LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node) {
-  LoweredNode lowered = lower_by_op(function, node);
+LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+  if (tier != kF32Tier && tier != kSubgroupMatrixTier) throw Error("codegen", "webgpu: no kernel tier '" + tier + "'");
+  LoweredNode lowered = lower_by_op(function, node, tier);
   // Every binding is writable (wgsl_module.h): one value bound twice in a launch is refused by
   // WebGPU, so it is refused here, at build time.
   std::vector<graph::ValueId> operands = node.inputs;

@@ -44,7 +44,9 @@ std::int64_t value_bytes(const TensorType& type) {
 
 std::string WebGpuTarget::name() const { return "webgpu"; }
 
-std::string WebGpuTarget::summary() const { return "WebGPU (browser tab, or Node with Dawn): WGSL kernels, f32"; }
+std::string WebGpuTarget::summary() const {
+  return "WebGPU (browser tab, or Node with Dawn): WGSL kernels, f32 and subgroup-matrix (tensor-core) tiers";
+}
 
 bool WebGpuTarget::supports(const std::string& op) const { return kept_before_lowering(op); }
 
@@ -76,9 +78,16 @@ passes::Pipeline WebGpuTarget::pass_list(const PassListHooks& hooks) const {
 
 passes::MemoryLimits WebGpuTarget::memory_limits() const { return {kStorageOffsetAlignment, kDefaultMaxBufferSize}; }
 
-std::vector<passes::NodeLaunch> WebGpuTarget::lower_node(const graph::Function& function,
-                                                         const graph::Node& node) const {
-  return webgpu::lower_webgpu_node(function, node).launches;
+std::vector<TargetTier> WebGpuTarget::tiers() const {
+  return {{webgpu::kF32Tier, "f32 WGSL: every adapter"},
+          {webgpu::kSubgroupMatrixTier,
+           "GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation): adapters with shader-f16, "
+           "subgroups and chromium-experimental-subgroup-matrix (Chrome behind a flag)"}};
+}
+
+std::vector<passes::NodeLaunch> WebGpuTarget::lower_node(const graph::Function& function, const graph::Node& node,
+                                                         const std::string& tier) const {
+  return webgpu::lower_webgpu_node(function, node, tier).launches;
 }
 
 std::optional<WeightLayout> WebGpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {
@@ -104,19 +113,21 @@ std::optional<WeightLayout> WebGpuTarget::weight_layout(const graph::Function& f
   return std::nullopt;
 }
 
-GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled,
+GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
                                                 const std::function<void(const std::string&)>& progress) const {
   GeneratedKernels generated;
   std::map<std::string, std::string> files;  // path -> text, each once
-  for (const graph::Function* function : compiled.functions()) {
-    for (const graph::Node& node : function->nodes()) {
-      if (passes::lowers_to_view(node.op->name)) continue;
-      webgpu::LoweredNode lowered = webgpu::lower_webgpu_node(*function, node);
-      for (auto& [path, text] : lowered.files) files.emplace(path, std::move(text));
-      for (const auto& launch : lowered.launches) {
-        const auto known = std::find_if(generated.kernels.begin(), generated.kernels.end(),
-                                        [&](const auto& k) { return k.first == launch.kernel.name; });
-        if (known == generated.kernels.end()) generated.kernels.emplace_back(launch.kernel.name, launch.kernel.file);
+  for (const std::string& tier : tiers) {
+    for (const graph::Function* function : compiled.functions()) {
+      for (const graph::Node& node : function->nodes()) {
+        if (passes::lowers_to_view(node.op->name)) continue;
+        webgpu::LoweredNode lowered = webgpu::lower_webgpu_node(*function, node, tier);
+        for (auto& [path, text] : lowered.files) files.emplace(path, std::move(text));
+        for (const auto& launch : lowered.launches) {
+          const auto known = std::find_if(generated.kernels.begin(), generated.kernels.end(),
+                                          [&](const auto& k) { return k.first == launch.kernel.name; });
+          if (known == generated.kernels.end()) generated.kernels.emplace_back(launch.kernel.name, launch.kernel.file);
+        }
       }
     }
   }
@@ -163,7 +174,8 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
   return files;
 }
 
-nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::LaunchList>& lists) const {
+nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::LaunchList>& lists,
+                                                 const std::string& tier) const {
   std::int64_t buffer = kDefaultMaxBufferSize, binding = kDefaultMaxBindingSize;
   std::int64_t storage_buffers = kDefaultStorageBuffersPerStage, invocations = kDefaultInvocationsPerWorkgroup;
   for (const runtime::LaunchList& list : lists) {
@@ -185,12 +197,21 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
     }
   }
   buffer = std::max(buffer, binding);
-  return {{"limits",
-           {{"maxBufferSize", buffer},
-            {"maxStorageBufferBindingSize", binding},
-            {"maxStorageBuffersPerShaderStage", storage_buffers},
-            {"maxComputeInvocationsPerWorkgroup", invocations}}},
-          {"features", nlohmann::json::array()}};
+  nlohmann::json features = nlohmann::json::array();
+  nlohmann::json requirements = {{"limits",
+                                  {{"maxBufferSize", buffer},
+                                   {"maxStorageBufferBindingSize", binding},
+                                   {"maxStorageBuffersPerShaderStage", storage_buffers},
+                                   {"maxComputeInvocationsPerWorkgroup", invocations}}},
+                                 {"features", nlohmann::json::array()}};
+  if (tier == webgpu::kSubgroupMatrixTier) {
+    // The kernels' fragments and their one-subgroup-per-row workgroups (matmul_sgmat.wgsl).
+    requirements["features"] = {"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"};
+    requirements["subgroup_size"] = 32;
+    requirements["subgroup_matrix"] = {
+        {"componentType", "f16"}, {"resultComponentType", "f32"}, {"M", 16}, {"N", 16}, {"K", 16}};
+  }
+  return requirements;
 }
 
 const WebGpuTarget& webgpu_target() {

@@ -1,6 +1,7 @@
 #include "targets/webgpu/codegen/wgsl_module.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,40 @@ std::string wgsl_template(const std::string& family) {
     begin = end + 1;
   }
   return out;
+}
+
+namespace {
+bool is_directive(const std::string& line) {
+  for (const char* keyword : {"enable", "requires", "diagnostic"}) {
+    const std::size_t n = std::strlen(keyword);
+    if (line.compare(0, n, keyword) != 0 || line.size() == n) continue;
+    const char next = line[n];
+    if (std::isalnum(static_cast<unsigned char>(next)) || next == '_') continue;
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    return last != std::string::npos && line[last] == ';';
+  }
+  return false;
+}
+}  // namespace
+
+std::string wgsl_specialize(const std::string& constant_lines, const std::string& module) {
+  std::string directives, rest;
+  std::size_t begin = 0;
+  bool first_rest = true;
+  while (true) {
+    const std::size_t end = module.find('\n', begin);
+    const std::string line = module.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (is_directive(line)) {
+      directives += line + "\n";
+    } else {
+      if (!first_rest) rest += "\n";
+      rest += line;
+      first_rest = false;
+    }
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return directives + constant_lines + rest;
 }
 
 std::string wgsl_float_literal(float value) {

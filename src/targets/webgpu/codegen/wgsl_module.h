@@ -37,6 +37,10 @@ struct WgslConstant {
   double value = 0;
 };
 std::string wgsl_constant_lines(const std::vector<WgslConstant>& constants);
+// A template specialized: its directives (`enable`, `requires`, `diagnostic` lines, which WGSL wants
+// before every declaration) first, then `constant_lines`, then the rest of `module` in order (as
+// `specialize` in web/kernels/wgsl_templates.mjs).
+std::string wgsl_specialize(const std::string& constant_lines, const std::string& module);
 // A finite f32 as a WGSL literal that reads back to the same float (bitcast for inf and NaN).
 std::string wgsl_float_literal(float value);
 // `text` with every `var<storage, read>` made `var<storage, read_write>` (see above).

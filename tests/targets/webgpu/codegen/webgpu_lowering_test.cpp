@@ -54,6 +54,38 @@ TEST(WebGpuLowering, ALinearWithoutBiasBindsThreeBuffersAndPacksItsShape) {
   EXPECT_EQ(text.rfind("const BM: u32 = 64u;", 0), 0u);
 }
 
+TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOwnTemplates) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {2, 80, 32}});
+  const auto image = b.input("image", {DType::kF32, {1, 8, 8, 16}});
+  function.set_outputs({b.op("linear", {x, b.weight("w", {96, 32}), b.weight("bias", {96})}),
+                        b.op("conv2d_nhwc", {image, b.weight("k", {24, 16, 3, 3}), b.weight("kb", {24})},
+                             {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
+  const LoweredNode linear = lower_webgpu_node(function, function.nodes()[0], kSubgroupMatrixTier);
+  ASSERT_EQ(linear.launches.size(), 1u);
+  EXPECT_EQ(linear.launches[0].kernel.entry, "matmul");
+  EXPECT_EQ(linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(u32_at(linear.launches[0].uniforms, 6), 3u);  // tiles_m: 160 rows in tiles of 64
+  EXPECT_EQ(linear.launches[0].dispatch, (std::array<std::int64_t, 3>{2, 3, 1}));
+  const std::string& text = text_of(linear);
+  // The directives first (WGSL wants them before any declaration), then the constants.
+  EXPECT_EQ(text.rfind("enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n"
+                       "diagnostic(off, chromium.subgroup_matrix_uniformity);\nconst BM: u32 = 64u;\n",
+                       0),
+            0u)
+      << text.substr(0, 300);
+  EXPECT_NE(text.find("subgroupMatrixMultiplyAccumulate"), std::string::npos);
+  EXPECT_NE(linear.files[0].first.find("matmul_sgmat_"), std::string::npos);
+  const LoweredNode conv = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
+  EXPECT_NE(conv.files[0].first.find("conv2d_nhwc_sgmat_"), std::string::npos);
+  EXPECT_EQ(conv.launches[0].kernel.entry, "conv2d_nhwc");
+  // The base tier keeps the register-tiled templates.
+  EXPECT_NE(lower_webgpu_node(function, function.nodes()[0]).files[0].first.find("kernels/matmul_"), std::string::npos);
+  EXPECT_NE(error_of([&] { lower_webgpu_node(function, function.nodes()[0], "warp"); }).find("no kernel tier 'warp'"),
+            std::string::npos);
+}
+
 TEST(WebGpuLowering, GroupNormIsThreeLaunchesOverOneWorkspace) {
   graph::Function function("f");
   graph::FunctionBuilder b(function);

@@ -133,6 +133,64 @@ std::string build_with(const Target& target, const std::string& tag) {
   return options.out;
 }
 
+TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameMemoryPlans) {
+  const nlohmann::json m = manifest();
+  const nlohmann::json& tiers = m["sections"]["tiers"];
+  ASSERT_EQ(tiers.size(), 2u);
+  EXPECT_EQ(tiers[0]["name"], "f32");
+  EXPECT_FALSE(tiers[0].contains("device_requirements"));  // the base's: the device_requirements section
+  EXPECT_EQ(tiers[1]["name"], "subgroup-matrix");
+  const nlohmann::json& needs = tiers[1]["device_requirements"];
+  EXPECT_EQ(needs["features"], nlohmann::json({"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"}));
+  EXPECT_EQ(needs["subgroup_size"], 32);
+  EXPECT_EQ(needs["subgroup_matrix"]["componentType"], "f16");
+  const nlohmann::json& base_lists = m["sections"]["launch_lists"];
+  const nlohmann::json& tier_lists = m["sections"]["tier_launch_lists"]["subgroup-matrix"];
+  ASSERT_EQ(tier_lists.size(), base_lists.size());
+  std::size_t tensor_core_launches = 0;
+  for (const auto& [symbol, json] : base_lists.items()) {
+    ASSERT_TRUE(tier_lists.contains(symbol)) << symbol;
+    const runtime::LaunchList base = runtime::launch_list_from_json(json);
+    const runtime::LaunchList tiered = runtime::launch_list_from_json(tier_lists[symbol]);
+    EXPECT_EQ(tiered.memory.arenas, base.memory.arenas) << symbol;
+    EXPECT_EQ(tiered.launches.size(), base.launches.size()) << symbol;
+    for (const runtime::Launch& launch : tiered.launches) {
+      const runtime::Kernel& kernel = tiered.kernel_of(launch);
+      if (kernel.file.find("_sgmat_") == std::string::npos) continue;
+      ++tensor_core_launches;
+      EXPECT_EQ(kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1})) << kernel.file;
+      EXPECT_EQ(read_text(fixture_artifact() + "/" + kernel.file).rfind("enable f16;\nenable subgroups;\n", 0), 0u)
+          << kernel.file;
+    }
+  }
+  EXPECT_GT(tensor_core_launches, 20u);
+}
+
+TEST(WebGpuTarget, TiersCanBeChosenAndAnUnknownOneIsRefusedNamingThem) {
+  const std::string dir = websd::test::make_temp_dir("webgpu-tiers") + "/art";
+  BuildOptions options;
+  options.checkpoint = std::make_shared<const DiffusersCheckpoint>(
+      DiffusersCheckpoint::open(websd::test::fixture_path("tiny-sd15/model")));
+  options.out = dir;
+  options.tiers = {"f32"};
+  build_artifact(options, webgpu_target());
+  const nlohmann::json m = nlohmann::json::parse(read_text(dir + "/manifest.json"));
+  ASSERT_EQ(m["sections"]["tiers"].size(), 1u);
+  EXPECT_TRUE(m["sections"]["tier_launch_lists"].empty());
+  for (const auto& file : m["sections"]["files"]) {
+    EXPECT_EQ(file["path"].get<std::string>().find("_sgmat_"), std::string::npos) << file["path"];
+  }
+  options.out = dir + "2";
+  options.tiers = {"tensor"};
+  try {
+    build_artifact(options, webgpu_target());
+    ADD_FAILURE() << "an unknown tier was built";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("no tier 'tensor' (it has f32, subgroup-matrix)"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(WebGpuTarget, ALowBufferLimitSplitsTheArenasAndATooLowOneRefusesNamingTheValue) {
   // The VAE decoder's largest activation is 128x128x32 f32 = 2 MiB: a 3 MiB limit splits its arenas.
   const std::string dir = build_with(WebGpuTargetWithBufferLimit(3 << 20), "webgpu-low-limit");

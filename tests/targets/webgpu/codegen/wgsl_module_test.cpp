@@ -62,6 +62,16 @@ TEST(WgslModule, TemplatesHaveTheirSnippetsAndConstantsComeFirst) {
   EXPECT_EQ(wgsl_float_literal(-std::numeric_limits<float>::infinity()), "bitcast<f32>(4286578688u)");
 }
 
+TEST(WgslModule, SpecializingPutsDirectivesBeforeTheConstants) {
+  EXPECT_EQ(wgsl_specialize("const A: u32 = 1u;\n",
+                            "// a header\nenable f16;\nstruct S { x: u32 }\ndiagnostic(off, chromium.rule);\n"
+                            "enabled_flag();\nfn f() {}\n"),
+            "enable f16;\ndiagnostic(off, chromium.rule);\nconst A: u32 = 1u;\n// a header\nstruct S { x: u32 }\n"
+            "enabled_flag();\nfn f() {}\n");
+  // Without directives the constants simply come first.
+  EXPECT_EQ(wgsl_specialize("const A: u32 = 1u;\n", "fn f() {}\n"), "const A: u32 = 1u;\nfn f() {}\n");
+}
+
 TEST(WgslModule, BindingsBecomeWritableAndDroppedOnesAreRenumbered) {
   const std::string text =
       "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"

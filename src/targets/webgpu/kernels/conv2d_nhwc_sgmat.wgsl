@@ -1,0 +1,103 @@
+// conv2d_nhwc_sgmat: conv2d_nhwc's contract (conv2d_nhwc.wgsl: the same operation, weight layout
+// [O, KH, KW, C], bindings, Params and dispatch) as an implicit GEMM on tensor cores through
+// subgroup matrices: f16 operands staged from the f32 storage (the im2col gather and the zero
+// padding happen in the staging), f32 accumulation and epilogue. Features as matmul_sgmat.
+//
+// Constants: as matmul_sgmat (BM, BN, BK, SGM, SGN, SG_SIZE, MMA_M, MMA_N, MMA_K, HAS_BIAS [true],
+//   HAS_RESIDUAL, ACTIVATION), with the same rules. Workgroup size (SG_SIZE, SGM * SGN).
+// Dispatch: as conv2d_nhwc with these BM, BN.
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+// Subgroup indices are broadcast from each subgroup's first invocation (see matmul_sgmat.wgsl).
+diagnostic(off, chromium.subgroup_matrix_uniformity);
+
+struct Params {
+  N: u32, H: u32, W: u32, C: u32,
+  OH: u32, OW: u32, O: u32, KH: u32,
+  KW: u32, stride: u32, pad: u32, M: u32,
+  K: u32, tiles_m: u32,
+}
+
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read> residual: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<uniform> params: Params;
+
+// requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
+// requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
+
+fn activate(v: f32) -> f32 {
+  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
+  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
+  return v;
+}
+
+// The receptive-field origin of each row this thread stages (LA of them, fixed for the tile), and
+// the window offset of the depth being staged.
+struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
+var<private> rows: array<Row, LA>;
+var<private> depth_kh: i32;
+var<private> depth_kw: i32;
+var<private> depth_c: u32;
+var<private> depth_ok: bool;
+
+fn row_of(m: u32) -> Row {
+  var row: Row;
+  row.valid = m < params.M;
+  let mm = min(m, params.M - 1u);
+  let ow = mm % params.OW;
+  let rest = mm / params.OW;
+  let oh = rest % params.OH;
+  let n = rest / params.OH;
+  row.base = n * params.H * params.W * params.C;
+  row.ih0 = i32(oh * params.stride) - i32(params.pad);
+  row.iw0 = i32(ow * params.stride) - i32(params.pad);
+  return row;
+}
+
+fn a_depth(k: u32) {
+  let kwc = params.KW * params.C;
+  depth_ok = k < params.K;
+  depth_kh = i32(k / kwc);
+  depth_kw = i32((k % kwc) / params.C);
+  depth_c = k % params.C;
+}
+
+fn load_a(l: u32, r: u32, k: u32) -> f32 {
+  let row = rows[l];
+  let ih = row.ih0 + depth_kh;
+  let iw = row.iw0 + depth_kw;
+  if (row.valid && depth_ok && ih >= 0 && iw >= 0 && u32(ih) < params.H && u32(iw) < params.W) {
+    return input[row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c];
+  }
+  return 0.0;
+}
+
+fn load_b(n: u32, k: u32) -> f32 {
+  if (n < params.O && k < params.K) { return weight[n * params.K + k]; }
+  return 0.0;
+}
+
+fn store_out(m: u32, n: u32, value: f32) {
+  if (m >= params.M || n >= params.O) { return; }
+  var v = value;
+  if (HAS_BIAS) { v += bias[n]; }
+  v = activate(v);
+  let o = m * params.O + n;
+  if (HAS_RESIDUAL) { v += residual[o]; }
+  out[o] = v;
+}
+
+@compute @workgroup_size(SG_SIZE, SGM * SGN)
+fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_id) lid: vec3<u32>) {
+  let tile = wg.y + wg.z * nwg.y;
+  if (tile >= params.tiles_m) { return; }
+  let m0 = tile * BM;
+  let lr = (lid.y * SG_SIZE + lid.x) / BK;
+  for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
+  gemm_tile(m0, wg.x * BN, params.K, lid);
+}
