@@ -4,7 +4,9 @@
 #
 #   bash scripts/gpu-check.sh prepare [DIFFUSERS_SRC.tar.xz]   # here, after scripts/build.sh and
 #                                                              # scripts/build-wasm.sh: fills build-gpu/
-#   bash scripts/gpu-check.sh run [RUNS]                       # there, with build-gpu carried: the checks
+#   bash scripts/gpu-check.sh run [RUNS] [PARTS]               # there, with build-gpu carried: the checks
+#                                                              # (PARTS: kernels,websd,torch by default;
+#                                                              # a device call is 10 minutes at most)
 #
 # `prepare` packs into build-gpu/ (ignored by git) what the GPU machine lacks: the websd binary and
 # the shared libraries it links (not the C library: the machine's own is used), the WebAssembly
@@ -14,11 +16,11 @@
 # without it the PyTorch rows are skipped, saying so). It prints the size that will travel.
 #
 # `run` unpacks them and runs, printing each part's output and then one summary table:
-#   1. the WGSL kernel suite and the bridge tests on the GPU (node --test web/tests), per tier the
-#      adapter offers (today the f32 tier; a tier the build lacks says so);
-#   2. the fixture's parity through a webgpu artifact (bench/webgpu/on_gpu_machine.sh: seeded
-#      euler_a txt2img against diffusers' image, each network against float64 references);
-#   3. full-size random SD 1.5 at 512x512 built for webgpu and timed by websd bench (RUNS runs);
+#   1. the WGSL kernel suite and the bridge tests on the GPU (node --test web/tests): every family
+#      of every tier the adapter offers (one it lacks is skipped, saying so);
+#   2. the fixture's parity through a webgpu artifact per kernel tier (bench/webgpu/on_gpu_machine.sh:
+#      seeded euler_a txt2img against diffusers' image, each network against float64 references);
+#   3. full-size random SD 1.5 at 512x512 built for webgpu and timed by websd bench per tier (RUNS runs);
 #   4. PyTorch + diffusers on the same GPU in the same call (f32, f16 eager, f16 torch.compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +50,7 @@ prepare() {
 }
 
 run() {
-  local runs=${1:-5} work=/tmp/websd-gpu-check
+  local runs=${1:-5} parts=${2:-kernels,websd,torch} work=/tmp/websd-gpu-check
   mkdir -p "$work" /tmp/websd-gpu-lib
   # shellcheck disable=SC1091
   source "$out/webgpu/env.sh" >/dev/null 2>&1
@@ -63,19 +65,26 @@ run() {
   echo "== gpu-check on $gpu, websd $(git rev-parse --short HEAD 2>/dev/null || echo '(no git)')"
   "$websd" --version
 
-  echo "== 1. kernels and bridge on the GPU, per tier"
-  local kernels
-  kernels=$(cd web && node --test tests/ 2>&1 | grep -E '^# (tests|pass|fail)' | tr '\n' ' ')
-  echo "tier f32: $kernels"
-  echo "tiers f16, subgroups, subgroup-matrix: not built yet (issue 35): skipped"
+  local kernels=skipped
+  if [[ $parts == *kernels* ]]; then
+    echo "== 1. kernels and bridge on the GPU, every tier the adapter offers"
+    kernels=$(cd web && node --test tests/ 2>&1 | tee "$work/kernels.log" | grep -E '^# (tests|pass|fail|skipped)' | tr '\n' ' ')
+    grep -E 'rel L2|^not ok|# SKIP' "$work/kernels.log" | grep -E '_sgmat|not ok|SKIP' | head -n 30 || true
+    echo "kernels: $kernels"
+  fi
 
-  echo "== 2 and 3. fixture parity and SD 1.5 (bench/webgpu/on_gpu_machine.sh)"
-  bash bench/webgpu/on_gpu_machine.sh "$websd" "$work" "$work/run" "$runs" 2>&1 | tee "$work/websd.log"
+  : >"$work/websd.log"
+  if [[ $parts == *websd* ]]; then
+    echo "== 2 and 3. fixture parity and SD 1.5, per tier (bench/webgpu/on_gpu_machine.sh)"
+    bash bench/webgpu/on_gpu_machine.sh "$websd" "$work" "$work/run" "$runs" 2>&1 | grep -v '^Warning' | tee "$work/websd.log"
+  fi
 
-  echo "== 4. PyTorch + diffusers on the same GPU"
   local torch=/opt/torch/.venv/bin/python3
   [[ -x $torch ]] || torch=python3
-  if [[ -f $out/diffusers.tar.xz ]]; then
+  if [[ $parts != *torch* ]]; then
+    :
+  elif [[ -f $out/diffusers.tar.xz ]]; then
+    echo "== 4. PyTorch + diffusers on the same GPU"
     mkdir -p "$work/py" && tar -xJf "$out/diffusers.tar.xz" -C "$work/py" --strip-components=1  # src/diffusers -> diffusers
     PYTHONPATH=$work/py "$torch" "$out/torch_sd15.py" --compile 2>&1 | grep '^{' | tail -n 1 | tee "$work/torch.json"
   else
@@ -83,9 +92,9 @@ run() {
   fi
 
   echo "== summary ($gpu)"
-  printf '%-34s %s\n' "kernels (tier f32)" "$kernels"
-  grep -E 'unet_step_cfg|vae_decode|text_encoder|UNet|VAE|text' "$work/websd.log" | grep -iE ' s |ms' | head -n 6 |
-    sed 's/^/websd  /' || true
+  printf '%-34s %s\n' "kernels (every tier offered)" "$kernels"
+  grep -E '^-- tier|kernel tier|unet_step_cfg|vae_decode|text_encoder|UNet|VAE|text|peak' "$work/websd.log" |
+    grep -iE 'tier| s |ms|GiB' | head -n 30 | sed 's/^/websd  /' || true
   [[ -s $work/torch.json ]] && node -e "const r = JSON.parse(require('fs').readFileSync('$work/torch.json', 'utf8'));
     for (const [k, v] of Object.entries(r)) console.log('torch  ' + k.padEnd(28) + ' ' + (typeof v === 'number' ? v.toFixed(2) : v));"
   return 0
@@ -94,5 +103,5 @@ run() {
 case ${1:-} in
   prepare) shift; prepare "$@" ;;
   run) shift; run "$@" ;;
-  *) echo "usage: gpu-check.sh prepare [DIFFUSERS_SRC.tar.xz] | run [RUNS]" >&2; exit 2 ;;
+  *) echo "usage: gpu-check.sh prepare [DIFFUSERS_SRC.tar.xz] | run [RUNS] [kernels,websd,torch]" >&2; exit 2 ;;
 esac

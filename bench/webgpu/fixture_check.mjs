@@ -2,6 +2,8 @@
 // float32 tensor of a safetensors file:
 //   node fixture_check.mjs IMAGE.png REFERENCE.safetensors KEY      max abs of x / 255, <= 4e-3 + half a level
 //   node fixture_check.mjs VALUES.f32 REFERENCE.safetensors KEY     relative L2 of raw float32 values, < 1e-4
+//   node fixture_check.mjs IMAGE.png BASE.png                        a tier's image against the f32 tier's:
+//                                                                    max and mean level difference, PSNR
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 
@@ -48,6 +50,22 @@ function readTensor(path, key) {
 }
 
 const [image, reference, key] = process.argv.slice(2);
+if (reference.endsWith('.png')) {
+  const a = readPngRgb(image), b = readPngRgb(reference);
+  if (a.length !== b.length) throw new Error(`sizes differ: ${a.length} vs ${b.length}`);
+  let worst = 0, sum = 0, squares = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i] - b[i]);
+    worst = Math.max(worst, d);
+    sum += d;
+    squares += d * d;
+  }
+  const mse = squares / a.length;
+  const psnr = mse === 0 ? Infinity : 10 * Math.log10((255 * 255) / mse);
+  console.log(`${image} against ${reference}: max ${worst} levels, mean ${(sum / a.length).toFixed(3)}, ` +
+              `PSNR ${psnr === Infinity ? 'inf' : psnr.toFixed(1)} dB`);
+  process.exit(0);
+}
 if (image.endsWith('.f32')) {
   const bytes = readFileSync(image);
   const actual = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));

@@ -30,6 +30,7 @@ for tier in "${tiers[@]}"; do
     --out "$work/tiny-$tier.png" --force || { echo "tier $tier: skipped (see the error above)"; continue; }
   node "$here/fixture_check.mjs" "$work/tiny-$tier.png" "$fixtures/tiny-sd15/reference/seeded.safetensors" \
     txt2img.euler_a.image || true
+  [[ $tier == f32 ]] || node "$here/fixture_check.mjs" "$work/tiny-$tier.png" "$work/tiny-f32.png"
 done
 
 echo "== fixture networks against diffusers' float64 references (inputs: FIXTURES/networks, written by websd_webgpu_cli_tests)"
@@ -57,5 +58,10 @@ echo "artifact: $(du -sh "$work/sd15-webgpu" | cut -f1), $(ls "$work/sd15-webgpu
 for tier in "${tiers[@]}"; do
   echo "-- tier $tier"
   "$websd" bench --artifact "$work/sd15-webgpu" --tier "$tier" --runs "$runs" --profile ||
-    echo "tier $tier: skipped (see the error above)"
+    { echo "tier $tier: skipped (see the error above)"; continue; }
+  # A 20-step image from a cold process, and its difference from the f32 tier's.
+  echo -n "20-step 512x512 image from process start: " && { time "$websd" generate --artifact "$work/sd15-webgpu" \
+    --tier "$tier" --prompt "a lighthouse at dusk" --steps 20 --seed 7 --out "$work/sd15-$tier.png" --force \
+    2>"$work/generate-$tier.log"; } 2>&1
+  [[ $tier == f32 ]] || node "$here/fixture_check.mjs" "$work/sd15-$tier.png" "$work/sd15-f32.png"
 done
