@@ -23,19 +23,7 @@
 // Dispatch: x = ceil(O / BN); tiles_m folded into (y, z) as in matmul: tiles_m <= 65535: (tiles_m, 1),
 //   else z = ceil(tiles_m / 65535), y = ceil(tiles_m / z); tile = wg.y + wg.z * num_workgroups.y.
 
-struct Params {
-  N: u32, H: u32, W: u32, C: u32,
-  OH: u32, OW: u32, O: u32, KH: u32,
-  KW: u32, stride: u32, pad: u32, M: u32,
-  K: u32, tiles_m: u32,
-}
-
-@group(0) @binding(0) var<storage, read> input: array<f32>;
-@group(0) @binding(1) var<storage, read> weight: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> residual: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
+// requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 
 const WGX: u32 = BN / TN;
 const WGY: u32 = BM / TM;
@@ -53,28 +41,8 @@ var<workgroup> Bs: array<vec4<f32>, BK * BS4>;
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 
-fn activate(v: f32) -> f32 {
-  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
-  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
-  return v;
-}
+// requires: activation (common/activation.wgsl: fn activate)
 
-// One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
-struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
-
-fn row_of(m: u32) -> Row {
-  var row: Row;
-  row.valid = m < params.M;
-  let mm = min(m, params.M - 1u);
-  let ow = mm % params.OW;
-  let rest = mm / params.OW;
-  let oh = rest % params.OH;
-  let n = rest / params.OH;
-  row.base = n * params.H * params.W * params.C;
-  row.ih0 = i32(oh * params.stride) - i32(params.pad);
-  row.iw0 = i32(ow * params.stride) - i32(params.pad);
-  return row;
-}
 
 // input at row `row` and depth k = (kh * KW + kw) * C + c, given as (kh, kw, c) with k < K in `ok`.
 fn load_input(row: Row, kh: u32, kw: u32, c: u32, ok: bool) -> f32 {

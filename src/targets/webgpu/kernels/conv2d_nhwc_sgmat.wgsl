@@ -12,51 +12,21 @@ enable chromium_experimental_subgroup_matrix;
 // Subgroup indices are broadcast from each subgroup's first invocation (see matmul_sgmat.wgsl).
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
-struct Params {
-  N: u32, H: u32, W: u32, C: u32,
-  OH: u32, OW: u32, O: u32, KH: u32,
-  KW: u32, stride: u32, pad: u32, M: u32,
-  K: u32, tiles_m: u32,
-}
-
-@group(0) @binding(0) var<storage, read> input: array<f32>;
-@group(0) @binding(1) var<storage, read> weight: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> residual: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
+// requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
 
-fn activate(v: f32) -> f32 {
-  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
-  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
-  return v;
-}
+// requires: activation (common/activation.wgsl: fn activate)
 
 // The receptive-field origin of each row this thread stages (LA of them, fixed for the tile), and
 // the window offset of the depth being staged.
-struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
 var<private> rows: array<Row, LA>;
 var<private> depth_kh: i32;
 var<private> depth_kw: i32;
 var<private> depth_c: u32;
 var<private> depth_ok: bool;
 
-fn row_of(m: u32) -> Row {
-  var row: Row;
-  row.valid = m < params.M;
-  let mm = min(m, params.M - 1u);
-  let ow = mm % params.OW;
-  let rest = mm / params.OW;
-  let oh = rest % params.OH;
-  let n = rest / params.OH;
-  row.base = n * params.H * params.W * params.C;
-  row.ih0 = i32(oh * params.stride) - i32(params.pad);
-  row.iw0 = i32(ow * params.stride) - i32(params.pad);
-  return row;
-}
 
 fn a_depth(k: u32) {
   let kwc = params.KW * params.C;

@@ -21,18 +21,7 @@
 //   T <= 65535: (T, 1), else z = ceil(T / 65535), y = ceil(T / z); the kernel recovers
 //   t = wg.y + wg.z * num_workgroups.y and skips t >= T.
 
-struct Params {
-  M: u32, N: u32, K: u32, lda: u32,
-  ldw: u32, ldo: u32, tiles_m: u32, batch: u32,
-  stride_x: u32, stride_w: u32, stride_o: u32,
-}
-
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> residual: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
+// requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 const WGX: u32 = BN / TN;
 const WGY: u32 = BM / TM;
@@ -50,11 +39,7 @@ var<workgroup> Bs: array<vec4<f32>, BK * BS4>;
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 
-fn activate(v: f32) -> f32 {
-  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
-  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
-  return v;
-}
+// requires: activation (common/activation.wgsl: fn activate)
 
 fn load_x(base: u32, r: u32, k: u32) -> f32 {
   if (r < params.M && k < params.K) { return x[base + r * params.lda + k]; }

@@ -20,18 +20,7 @@ enable chromium_experimental_subgroup_matrix;
 // across the workgroup, which is all the analysis can prove.
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
-struct Params {
-  M: u32, N: u32, K: u32, lda: u32,
-  ldw: u32, ldo: u32, tiles_m: u32, batch: u32,
-  stride_x: u32, stride_w: u32, stride_o: u32,
-}
-
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> residual: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
+// requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
@@ -40,11 +29,7 @@ var<private> tile_m0: u32;   // this workgroup's first row, batch offsets of x a
 var<private> x_base: u32;
 var<private> w_base: u32;
 
-fn activate(v: f32) -> f32 {
-  if (ACTIVATION == 1u) { return v / (1.0 + exp(-v)); }
-  if (ACTIVATION == 2u) { return 0.5 * v * (1.0 + erf_f32(v * 0.70710678118654752)); }
-  return v;
-}
+// requires: activation (common/activation.wgsl: fn activate)
 
 fn a_depth(k: u32) {}
 

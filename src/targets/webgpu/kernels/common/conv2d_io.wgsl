@@ -1,0 +1,32 @@
+// conv2d_nhwc's uniform block, bindings (conv2d_nhwc.wgsl states the contract) and output-row
+// geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat.
+struct Params {
+  N: u32, H: u32, W: u32, C: u32,
+  OH: u32, OW: u32, O: u32, KH: u32,
+  KW: u32, stride: u32, pad: u32, M: u32,
+  K: u32, tiles_m: u32,
+}
+
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read> residual: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<uniform> params: Params;
+
+// One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
+struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
+
+fn row_of(m: u32) -> Row {
+  var row: Row;
+  row.valid = m < params.M;
+  let mm = min(m, params.M - 1u);
+  let ow = mm % params.OW;
+  let rest = mm / params.OW;
+  let oh = rest % params.OH;
+  let n = rest / params.OH;
+  row.base = n * params.H * params.W * params.C;
+  row.ih0 = i32(oh * params.stride) - i32(params.pad);
+  row.iw0 = i32(ow * params.stride) - i32(params.pad);
+  return row;
+}
