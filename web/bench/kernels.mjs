@@ -42,9 +42,9 @@ const convTiles = [{}, { BM: 128, TM: 8 }, { BM: 128, BN: 128, TM: 8, TN: 8, BK:
                    { BK: 8 }];
 const matmulTiles = convTiles;
 // The subgroup-matrix tier's tiles (f16 -> f32 16x16x16 fragments; SGM x SGN subgroups of 32).
-const sgmatTiles = [{}, { BM: 128, BK: 16, SGM: 4, SGN: 1 }, { BM: 64, BN: 128, BK: 16 }, { BM: 128, BN: 128, BK: 16 },
-                    { SGM: 1, SGN: 1 }, { BM: 32, BN: 32, SGM: 1, SGN: 1 }, { BM: 128, BN: 64, BK: 16, SGM: 2, SGN: 2 },
-                    { BM: 32, BN: 64, SGM: 1, SGN: 2 }];
+const sgmatTiles = [{}, { SGM: 1, SGN: 1, BM: 32, BN: 32 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, BK: 64 }, { BK: 16 },
+                    { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 }, { SGM: 1, SGN: 4, BM: 32, BN: 128, BK: 16 },
+                    { SGM: 2, SGN: 1, BM: 64, BN: 32 }, { SGM: 1, SGN: 2, BM: 32, BN: 64 }];
 const conv = (hw, c, { tier = '', batch = 2, kernel = 3 } = {}) => {
   const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(c), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;

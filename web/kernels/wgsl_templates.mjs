@@ -283,21 +283,23 @@ export function repackConvWeight(oihw, O, C, KH, KW) {
 function sgmatFamily(base, bias) {
   return {
     features: kSubgroupMatrixFeatures,
-    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 32], SGM: [u, 2], SGN: [u, 2], SG_SIZE: [u, 32],
+    constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
                         MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
                         HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
     get bindings() { return FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
     plan: (s, c) => FAMILIES[base].plan(s, c),
-    check(c) {
+    check(c, s) {
       const threads = c.SG_SIZE * c.SGM * c.SGN;
       if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);
-      if (c.BM % (c.SGM * c.MMA_M) || c.BN % (c.SGN * c.MMA_N) || c.BK % c.MMA_K) {
-        throw new Error('wgsl: BM, BN, BK must be multiples of the subgroup tiles');
+      if (c.BM !== 2 * c.SGM * c.MMA_M || c.BN !== 2 * c.SGN * c.MMA_N || c.BK % c.MMA_K || c.BK % 4) {
+        throw new Error('wgsl: BM, BN must be 2 fragments per subgroup, BK a multiple of MMA_K and 4');
       }
-      if (threads % c.BK || (c.BM * c.BK) % threads || (c.BN * c.BK) % threads) {
+      const kv = c.BK / 4;
+      if (threads % kv || (c.BM * kv) % threads || (c.BN * kv) % threads) {
         throw new Error('wgsl: tile loads do not divide among threads');
       }
+      if ((base === 'matmul' ? s.K : s.C) % 4) throw new Error(`wgsl: ${base}_sgmat reads four k at a time: K, C multiples of 4`);
       const bytes = 2 * (c.BM + c.BN) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
       if (bytes > 16384) throw new Error(`wgsl: ${bytes} bytes of workgroup memory`);
       return threads;

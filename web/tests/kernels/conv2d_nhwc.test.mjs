@@ -38,7 +38,7 @@ const cases = [
   { name: '3x3 s2 p1 (downsample) 2x10x10x32 -> 32', shape: { N: 2, H: 10, W: 10, C: 32, O: 32, KH: 3, stride: 2, pad: 1 } },
   { name: '1x1 s1 p0 (skip) 2x8x8x64 -> 40', shape: { N: 2, H: 8, W: 8, C: 64, O: 40, KH: 1, stride: 1, pad: 0 } },
   { name: '3x3 s1 p1 conv_in 1x9x7x4 -> 36, SiLU, 128x64 tiles', shape: { N: 1, H: 9, W: 7, C: 4, O: 36, KH: 3, stride: 1, pad: 1 },
-    silu: true, overrides: { BM: 128, TM: 8 }, sgmat: { BM: 128, BK: 16, SGM: 4, SGN: 1 } },
+    silu: true, overrides: { BM: 128, TM: 8 }, sgmat: { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 } },
   { name: '3x3 s1 p1 1x6x6x24 -> 20, one subgroup', shape: { N: 1, H: 6, W: 6, C: 24, O: 20, KH: 3, stride: 1, pad: 1 },
     sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32 } },
 ];

@@ -34,7 +34,7 @@ const cases = [
   // K not a multiple of BK, odd M and N (same pipeline).
   { name: 'linear 130x72x100 +bias +residual', shape: { M: 130, N: 72, K: 100 }, bias: true, residual: true },
   { name: 'linear 70x80x36 GELU, 128x64 tiles of 8x4', shape: { M: 70, N: 80, K: 36 }, bias: true, activation: 2,
-    overrides: { BM: 128, BN: 64, TM: 8, TN: 4 }, sgmat: { BM: 128, BN: 64, BK: 16, SGM: 2, SGN: 2 } },
+    overrides: { BM: 128, BN: 64, TM: 8, TN: 4 }, sgmat: { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 } },
   { name: 'linear 40x48x64 SiLU, one subgroup of 32x32', shape: { M: 40, N: 48, K: 64 }, bias: true, activation: 1,
     sgmat: { BM: 32, BN: 32, SGM: 1, SGN: 1 } },
   { name: 'batched 2x(77x64x40), per-batch weights', shape: { M: 77, N: 64, K: 40, batch: 2, sharedWeight: false } },

@@ -111,10 +111,12 @@ const std::vector<ParamField>& matmul_params() {
   return params;
 }
 
-// The GEMM kernel of a tier: its template family (matmul or conv2d_nhwc, plus a suffix), tile
-// constants, output tile and workgroup. f32: register tiles of 4x4 per thread; subgroup-matrix:
-// 16x16x16 f16 fragments into f32 on 2x2 subgroups of 32, each 2x2 fragments (the templates'
-// defaults; tuned tiles per shape come later).
+// The GEMM kernel of a tier for an M x N output (times `batch`): its template family (matmul or
+// conv2d_nhwc, plus a suffix), tile constants, output tile and workgroup. f32: register tiles of
+// 4x4 per thread. subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2
+// subgroups (64x64 tiles), or one subgroup (32x32) where 64x64 tiles would leave the GPU short of
+// two workgroups per multiprocessor (264: an H100's or H200's 132); operands read four k at a time,
+// so `vec4_operands` (K and C multiples of 4) is required, or the f32 kernel is used.
 struct GemmKernel {
   std::string suffix;
   std::vector<WgslConstant> tiles;
@@ -122,21 +124,25 @@ struct GemmKernel {
   std::array<std::int64_t, 3> workgroup{16, 16, 1};
 };
 
-GemmKernel gemm_kernel(const std::string& tier) {
-  if (tier == kSubgroupMatrixTier) {
+GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, std::int64_t batch,
+                       bool vec4_operands) {
+  if (tier == kSubgroupMatrixTier && vec4_operands) {
+    constexpr std::int64_t kFilledGpu = 264;
+    const std::int64_t subgroups = ceil_div(M, 64) * ceil_div(N, 64) * batch >= kFilledGpu ? 2 : 1;
+    const std::int64_t tile = 32 * subgroups;
     return {"_sgmat",
-            {{"BM", "u32", 64},
-             {"BN", "u32", 64},
+            {{"SGM", "u32", static_cast<double>(subgroups)},
+             {"SGN", "u32", static_cast<double>(subgroups)},
+             {"BM", "u32", static_cast<double>(tile)},
+             {"BN", "u32", static_cast<double>(tile)},
              {"BK", "u32", 32},
-             {"SGM", "u32", 2},
-             {"SGN", "u32", 2},
              {"SG_SIZE", "u32", 32},
              {"MMA_M", "u32", 16},
              {"MMA_N", "u32", 16},
              {"MMA_K", "u32", 16}},
-            64,
-            64,
-            {32, 4, 1}};
+            tile,
+            tile,
+            {32, subgroups * subgroups, 1}};
   }
   return {"",
           {{"BM", "u32", 64}, {"BN", "u32", 64}, {"BK", "u32", 16}, {"TM", "u32", 4}, {"TN", "u32", 4}},
@@ -158,7 +164,7 @@ LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, 
                        bool weight_batched, bool bias, const std::string& tier) {
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
-  const GemmKernel kernel = gemm_kernel(tier);
+  const GemmKernel kernel = gemm_kernel(tier, M, N, batch, K % 4 == 0);
   KernelPlan plan =
       from_template("matmul" + kernel.suffix, gemm_constants(kernel, bias, false), matmul_params(), unused);
   plan.workgroup = kernel.workgroup;
@@ -209,7 +215,7 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
   const Shape& w = type_of(function, node.inputs[1]).shape;  // O, C, KH, KW (stored [O, KH, KW, C])
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
-  const GemmKernel kernel = gemm_kernel(tier);
+  const GemmKernel kernel = gemm_kernel(tier, out[0] * out[1] * out[2], w[0], 1, x[3] % 4 == 0);
   KernelPlan plan = from_template("conv2d_nhwc" + kernel.suffix, gemm_constants(kernel, true, residual),
                                   {{"N", "u32"},
                                    {"H", "u32"},

@@ -23,6 +23,7 @@
 // Dispatch: x = ceil(O / BN); tiles_m folded into (y, z) as in matmul: tiles_m <= 65535: (tiles_m, 1),
 //   else z = ceil(tiles_m / 65535), y = ceil(tiles_m / z); tile = wg.y + wg.z * num_workgroups.y.
 
+alias Operand = f32;
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 
 const WGX: u32 = BN / TN;

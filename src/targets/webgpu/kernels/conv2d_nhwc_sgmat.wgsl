@@ -1,9 +1,11 @@
 // conv2d_nhwc_sgmat: conv2d_nhwc's contract (conv2d_nhwc.wgsl: the same operation, weight layout
 // [O, KH, KW, C], bindings, Params and dispatch) as an implicit GEMM on tensor cores through
 // subgroup matrices: f16 operands staged from the f32 storage (the im2col gather and the zero
-// padding happen in the staging), f32 accumulation and epilogue. Features as matmul_sgmat.
+// padding happen in the staging), f32 accumulation and epilogue. Features as matmul_sgmat. Input
+// and weight are read four channels at a time: C must be a multiple of 4 (the compiler uses
+// conv2d_nhwc for the others).
 //
-// Constants: as matmul_sgmat (BM, BN, BK, SGM, SGN, SG_SIZE, MMA_M, MMA_N, MMA_K, HAS_BIAS [true],
+// Constants: as matmul_sgmat (SGM, SGN, BM, BN, BK, SG_SIZE, MMA_M, MMA_N, MMA_K, HAS_BIAS [true],
 //   HAS_RESIDUAL, ACTIVATION), with the same rules. Workgroup size (SG_SIZE, SGM * SGN).
 // Dispatch: as conv2d_nhwc with these BM, BN.
 enable f16;
@@ -12,6 +14,7 @@ enable chromium_experimental_subgroup_matrix;
 // Subgroup indices are broadcast from each subgroup's first invocation (see matmul_sgmat.wgsl).
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
+alias Operand = vec4<f32>;
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
@@ -20,13 +23,12 @@ diagnostic(off, chromium.subgroup_matrix_uniformity);
 // requires: activation (common/activation.wgsl: fn activate)
 
 // The receptive-field origin of each row this thread stages (LA of them, fixed for the tile), and
-// the window offset of the depth being staged.
+// the window offset of the four channels being staged.
 var<private> rows: array<Row, LA>;
 var<private> depth_kh: i32;
 var<private> depth_kw: i32;
 var<private> depth_c: u32;
 var<private> depth_ok: bool;
-
 
 fn a_depth(k: u32) {
   let kwc = params.KW * params.C;
@@ -36,19 +38,19 @@ fn a_depth(k: u32) {
   depth_c = k % params.C;
 }
 
-fn load_a(l: u32, r: u32, k: u32) -> f32 {
+fn load_a(l: u32, r: u32, k: u32) -> vec4<f32> {
   let row = rows[l];
   let ih = row.ih0 + depth_kh;
   let iw = row.iw0 + depth_kw;
   if (row.valid && depth_ok && ih >= 0 && iw >= 0 && u32(ih) < params.H && u32(iw) < params.W) {
-    return input[row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c];
+    return input[(row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c) / 4u];
   }
-  return 0.0;
+  return vec4<f32>(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> f32 {
-  if (n < params.O && k < params.K) { return weight[n * params.K + k]; }
-  return 0.0;
+fn load_b(n: u32, k: u32) -> vec4<f32> {
+  if (n < params.O && k < params.K) { return weight[(n * params.K + k) / 4u]; }
+  return vec4<f32>(0.0);
 }
 
 fn store_out(m: u32, n: u32, value: f32) {
@@ -67,7 +69,7 @@ fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
   let tile = wg.y + wg.z * nwg.y;
   if (tile >= params.tiles_m) { return; }
   let m0 = tile * BM;
-  let lr = (lid.y * SG_SIZE + lid.x) / BK;
+  let lr = (lid.y * SG_SIZE + lid.x) / KV;
   for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
   gemm_tile(m0, wg.x * BN, params.K, lid);
 }

@@ -21,6 +21,7 @@
 //   T <= 65535: (T, 1), else z = ceil(T / 65535), y = ceil(T / z); the kernel recovers
 //   t = wg.y + wg.z * num_workgroups.y and skips t >= T.
 
+alias Operand = f32;
 // requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 const WGX: u32 = BN / TN;

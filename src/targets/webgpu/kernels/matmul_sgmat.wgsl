@@ -2,15 +2,17 @@
 // on tensor cores through subgroup matrices: f16 operands staged from the f32 storage, f32
 // accumulation, the epilogue (bias, activation, residual) in f32. For adapters with `shader-f16`,
 // `subgroups` and `chromium-experimental-subgroup-matrix` offering f16 -> f32 MMA_M x MMA_N x MMA_K.
+// x and w are read four k at a time: K, lda, ldw and the batch strides of x and w must be
+// multiples of 4 (the compiler uses matmul for the others).
 //
 // Constants (prepended after this file's directives), defaults in brackets:
-//   BM: u32 [64]  BN: u32 [64]  BK: u32 [32]  the workgroup's output tile and K step
-//   SGM: u32 [2]  SGN: u32 [2]  subgroups along M and N; SG_SIZE: u32 [32] the adapter's subgroup size
-//   MMA_M, MMA_N, MMA_K: u32 [16]  the subgroup-matrix configuration
+//   SGM: u32 [2]  SGN: u32 [2]  subgroups along M and N, each 2 x 2 fragments: the workgroup's tile
+//   BM: u32 [64] = SGM * 2 * MMA_M, BN: u32 [64] = SGN * 2 * MMA_N; BK: u32 [32] the K step
+//   SG_SIZE: u32 [32] the adapter's subgroup size; MMA_M, MMA_N, MMA_K: u32 [16] its configuration
 //   HAS_BIAS: bool [false]  HAS_RESIDUAL: bool [false]  ACTIVATION: u32 [0] (0 none, 1 SiLU, 2 GELU)
-//   BM a multiple of SGM * MMA_M, BN of SGN * MMA_N, BK of MMA_K; the thread count
-//   SG_SIZE * SGM * SGN a multiple of BK and dividing BM * BK and BN * BK;
-//   workgroup memory 2 * (BM + BN) * (BK + 8) + 4 * SGM * SGN * MMA_M * MMA_N bytes.
+//   BK a multiple of MMA_K and 4; the thread count SG_SIZE * SGM * SGN a multiple of BK / 4 and
+//   dividing BM * BK / 4 and BN * BK / 4; workgroup memory 2 * (BM + BN) * (BK + 8) +
+//   4 * SGM * SGN * MMA_M * MMA_N bytes.
 // Workgroup size: (SG_SIZE, SGM * SGN). Dispatch: as matmul with these BM, BN.
 enable f16;
 enable subgroups;
@@ -20,31 +22,31 @@ enable chromium_experimental_subgroup_matrix;
 // across the workgroup, which is all the analysis can prove.
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
+alias Operand = vec4<f32>;
 // requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
 
-var<private> tile_m0: u32;   // this workgroup's first row, batch offsets of x and w
+var<private> tile_m0: u32;   // this workgroup's first row, batch offsets of x, w and out
 var<private> x_base: u32;
 var<private> w_base: u32;
+var<private> o_base: u32;
 
 // requires: activation (common/activation.wgsl: fn activate)
 
 fn a_depth(k: u32) {}
 
-fn load_a(l: u32, r: u32, k: u32) -> f32 {
+fn load_a(l: u32, r: u32, k: u32) -> vec4<f32> {
   let m = tile_m0 + r;
-  if (m < params.M && k < params.K) { return x[x_base + m * params.lda + k]; }
-  return 0.0;
+  if (m < params.M && k < params.K) { return x[(x_base + m * params.lda + k) / 4u]; }
+  return vec4<f32>(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> f32 {
-  if (n < params.N && k < params.K) { return w[w_base + n * params.ldw + k]; }
-  return 0.0;
+fn load_b(n: u32, k: u32) -> vec4<f32> {
+  if (n < params.N && k < params.K) { return w[(w_base + n * params.ldw + k) / 4u]; }
+  return vec4<f32>(0.0);
 }
-
-var<private> o_base: u32;
 
 fn store_out(m: u32, n: u32, value: f32) {
   if (m >= params.M || n >= params.N) { return; }

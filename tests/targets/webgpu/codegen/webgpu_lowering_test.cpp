@@ -65,13 +65,14 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   const LoweredNode linear = lower_webgpu_node(function, function.nodes()[0], kSubgroupMatrixTier);
   ASSERT_EQ(linear.launches.size(), 1u);
   EXPECT_EQ(linear.launches[0].kernel.entry, "matmul");
-  EXPECT_EQ(linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
-  EXPECT_EQ(u32_at(linear.launches[0].uniforms, 6), 3u);  // tiles_m: 160 rows in tiles of 64
-  EXPECT_EQ(linear.launches[0].dispatch, (std::array<std::int64_t, 3>{2, 3, 1}));
+  // 160 x 96 outputs: six 64x64 tiles would leave the GPU idle, so one subgroup per 32x32 tile.
+  EXPECT_EQ(linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(u32_at(linear.launches[0].uniforms, 6), 5u);  // tiles_m: 160 rows in tiles of 32
+  EXPECT_EQ(linear.launches[0].dispatch, (std::array<std::int64_t, 3>{3, 5, 1}));
   const std::string& text = text_of(linear);
   // The directives first (WGSL wants them before any declaration), then the constants.
   EXPECT_EQ(text.rfind("enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n"
-                       "diagnostic(off, chromium.subgroup_matrix_uniformity);\nconst BM: u32 = 64u;\n",
+                       "diagnostic(off, chromium.subgroup_matrix_uniformity);\nconst SGM: u32 = 1u;\n",
                        0),
             0u)
       << text.substr(0, 300);
@@ -80,6 +81,20 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   const LoweredNode conv = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
   EXPECT_NE(conv.files[0].first.find("conv2d_nhwc_sgmat_"), std::string::npos);
   EXPECT_EQ(conv.launches[0].kernel.entry, "conv2d_nhwc");
+  // Enough outputs for 2x2 subgroups of 2x2 fragments: 64x64 tiles of 128 threads.
+  const auto big = b.input("big", {DType::kF32, {16, 1024, 64}});
+  function.set_outputs({b.op("linear", {big, b.weight("w2", {1024, 64})})});
+  const LoweredNode wide = lower_webgpu_node(function, function.nodes()[2], kSubgroupMatrixTier);
+  EXPECT_EQ(wide.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{16, 256, 1}));
+  // Operands read four k at a time: K = 30 keeps the f32 kernel, in this tier too.
+  const auto odd = b.input("odd", {DType::kF32, {4, 30}});
+  function.set_outputs({b.op("linear", {odd, b.weight("w3", {8, 30})})});
+  EXPECT_NE(
+      lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("kernels/matmul_"),
+      std::string::npos);
+  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("_sgmat_"),
+            std::string::npos);
   // The base tier keeps the register-tiled templates.
   EXPECT_NE(lower_webgpu_node(function, function.nodes()[0]).files[0].first.find("kernels/matmul_"), std::string::npos);
   EXPECT_NE(error_of([&] { lower_webgpu_node(function, function.nodes()[0], "warp"); }).find("no kernel tier 'warp'"),

@@ -158,7 +158,8 @@ TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameMemoryPlans) {
       const runtime::Kernel& kernel = tiered.kernel_of(launch);
       if (kernel.file.find("_sgmat_") == std::string::npos) continue;
       ++tensor_core_launches;
-      EXPECT_EQ(kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1})) << kernel.file;
+      EXPECT_EQ(kernel.workgroup_size[0], 32) << kernel.file;  // one subgroup per row: 1 or 4 rows
+      EXPECT_TRUE(kernel.workgroup_size[1] == 1 || kernel.workgroup_size[1] == 4) << kernel.file;
       EXPECT_EQ(read_text(fixture_artifact() + "/" + kernel.file).rfind("enable f16;\nenable subgroups;\n", 0), 0u)
           << kernel.file;
     }

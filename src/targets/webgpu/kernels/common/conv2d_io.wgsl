@@ -1,5 +1,6 @@
 // conv2d_nhwc's uniform block, bindings (conv2d_nhwc.wgsl states the contract) and output-row
-// geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat.
+// geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat. The including template names the operands'
+// element type, `alias Operand`: f32, or vec4<f32> where the template reads four channels at once.
 struct Params {
   N: u32, H: u32, W: u32, C: u32,
   OH: u32, OW: u32, O: u32, KH: u32,
@@ -7,8 +8,8 @@ struct Params {
   K: u32, tiles_m: u32,
 }
 
-@group(0) @binding(0) var<storage, read> input: array<f32>;
-@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(0) var<storage, read> input: array<Operand>;
+@group(0) @binding(1) var<storage, read> weight: array<Operand>;
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read> residual: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
