@@ -253,7 +253,7 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   std::set<std::string> written;
   nlohmann::json launch_lists = nlohmann::json::object();
   std::vector<runtime::LaunchList> lowered;
-  // The other tiers' lowerings of the same functions (same plans and weights), by tier.
+  // The other tiers' lowerings of the same functions (same values and weights), by tier.
   nlohmann::json tier_launch_lists = nlohmann::json::object();
   std::map<std::string, std::vector<runtime::LaunchList>> tier_lowered;
   nlohmann::json memory_plans = nlohmann::json::array();

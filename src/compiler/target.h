@@ -51,8 +51,9 @@ struct GeneratedKernels {
   double compile_seconds = 0;
 };
 
-// A kernel tier: a whole second lowering of the same compiled functions (the same graph, memory
-// plans and weights, other kernels) for devices that offer more than the base tier needs. The
+// A kernel tier: a whole second lowering of the same compiled functions (the same graph, values
+// and weights; other kernels and the workspaces they need) for devices that offer more than the
+// base tier needs. The
 // artifact holds every tier built; the runtime picks one at load.
 struct TargetTier {
   std::string name;     // what `websd build --tiers` and `--tier` take

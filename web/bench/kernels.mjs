@@ -48,7 +48,9 @@ const sgmatTiles = [{}, { SGM: 1, SGN: 1, BM: 32, BN: 32 }, { SGM: 1, SGN: 1, BM
 const conv = (hw, c, { tier = '', batch = 2, kernel = 3 } = {}) => {
   const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(c), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
-  return { family: `conv2d_nhwc${tier}`, shape, variants: tier ? sgmatTiles : convTiles,
+  const splits = [{ SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
+                  { SPLIT_K: 4 }];
+  return { family: `conv2d_nhwc${tier}`, shape, variants: tier ? [...sgmatTiles, ...splits] : convTiles,
            flops: 2 * M * shape.O * kernel * kernel * shape.C,
            inputs: { input: M * shape.C, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
 };

@@ -279,16 +279,27 @@ export function repackConvWeight(oihw, O, C, KH, KW) {
 }
 
 
-// A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants.
+// A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants;
+// the convolution adds split-K (SPLIT_K, a workspace binding and a second launch).
 function sgmatFamily(base, bias) {
+  const conv = base === 'conv2d_nhwc';
   return {
     features: kSubgroupMatrixFeatures,
     constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
                         MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
-                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
-    get bindings() { return FAMILIES[base].bindings; },
+                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0],
+                        ...(conv ? { SPLIT_K: [u, 1] } : {}) }),
+    get bindings() { return conv ? [...FAMILIES[base].bindings, ['workspace', 'read_write']] : FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
-    plan: (s, c) => FAMILIES[base].plan(s, c),
+    plan(s, c) {
+      const planned = FAMILIES[base].plan(s, c);
+      if (!conv) return planned;
+      const { M, O, tiles_m } = planned.params;
+      const split = c.SPLIT_K;
+      const launches = [{ entry: 'conv2d_nhwc', dispatch: foldYz(ceilDiv(O, c.BN), tiles_m * split) }];
+      if (split > 1) launches.push({ entry: 'splitk_reduce', dispatch: fold1d(ceilDiv(M * O, kElementwise)) });
+      return { ...planned, launches, sizes: { ...planned.sizes, workspace: split > 1 ? split * M * O : 1 } };
+    },
     check(c, s) {
       const threads = c.SG_SIZE * c.SGM * c.SGN;
       if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);

@@ -41,6 +41,10 @@ const cases = [
     silu: true, overrides: { BM: 128, TM: 8 }, sgmat: { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 } },
   { name: '3x3 s1 p1 1x6x6x24 -> 20, one subgroup', shape: { N: 1, H: 6, W: 6, C: 24, O: 20, KH: 3, stride: 1, pad: 1 },
     sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32 } },
+  // Split-K: K = 9 * 40 = 360 in 3 splits of 128 (the last 104 deep), +residual and SiLU after the sum.
+  { name: '3x3 s1 p1 2x8x8x40 -> 72, split-K 3, +residual, SiLU',
+    shape: { N: 2, H: 8, W: 8, C: 40, O: 72, KH: 3, stride: 1, pad: 1 }, residual: true, silu: true,
+    sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
 ];
 
 // The subgroup-matrix tier rounds both operands to f16 (11 significant bits) and accumulates in f32.

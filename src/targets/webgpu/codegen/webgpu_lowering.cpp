@@ -30,6 +30,7 @@ struct KernelPlan {
   std::string text;  // the complete module
   std::string stem;  // its file's name without .wgsl
   std::array<std::int64_t, 3> workgroup{kElementwiseWorkgroup, 1, 1};
+  std::map<std::string, std::array<std::int64_t, 3>> entry_workgroups;  // entries of another size
   std::vector<ParamField> params;
   std::map<std::string, double> values;
   std::vector<PlannedLaunch> launches;
@@ -86,7 +87,8 @@ LoweredNode finish(KernelPlan plan) {
     launch.kernel.source = "file";
     launch.kernel.entry = planned.entry;
     launch.kernel.file = file;
-    launch.kernel.workgroup_size = plan.workgroup;
+    const auto own = plan.entry_workgroups.find(planned.entry);
+    launch.kernel.workgroup_size = own != plan.entry_workgroups.end() ? own->second : plan.workgroup;
     launch.kernel.bindings = planned.access;
     launch.kernel.uniforms = uniform_fields(plan.params);
     launch.kernel.uniform_bytes = plan.params.empty() ? 0 : uniform_bytes(plan.params);
@@ -116,33 +118,38 @@ const std::vector<ParamField>& matmul_params() {
 // 4x4 per thread. subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2
 // subgroups (64x64 tiles), or one subgroup (32x32) where 64x64 tiles would leave the GPU short of
 // two workgroups per multiprocessor (264: an H100's or H200's 132); operands read four k at a time,
-// so `vec4_operands` (K and C multiples of 4) is required, or the f32 kernel is used.
+// so `vec4_operands` (K and C multiples of 4) is required, or the f32 kernel is used. Where even
+// 32x32 tiles leave it short and `K` is deep (convolutions of 8x8 latents: K = 11520), K is split
+// (`split_k` > 1, convolutions only) into parts of at least 8 steps, for about 528 workgroups.
 struct GemmKernel {
   std::string suffix;
   std::vector<WgslConstant> tiles;
   std::int64_t bm = 64, bn = 64;
   std::array<std::int64_t, 3> workgroup{16, 16, 1};
+  std::int64_t split_k = 1;
 };
 
-GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, std::int64_t batch,
-                       bool vec4_operands) {
+GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
+                       bool vec4_operands, bool can_split) {
   if (tier == kSubgroupMatrixTier && vec4_operands) {
-    constexpr std::int64_t kFilledGpu = 264;
+    constexpr std::int64_t kFilledGpu = 264, kBK = 32;
     const std::int64_t subgroups = ceil_div(M, 64) * ceil_div(N, 64) * batch >= kFilledGpu ? 2 : 1;
     const std::int64_t tile = 32 * subgroups;
-    return {"_sgmat",
-            {{"SGM", "u32", static_cast<double>(subgroups)},
-             {"SGN", "u32", static_cast<double>(subgroups)},
-             {"BM", "u32", static_cast<double>(tile)},
-             {"BN", "u32", static_cast<double>(tile)},
-             {"BK", "u32", 32},
-             {"SG_SIZE", "u32", 32},
-             {"MMA_M", "u32", 16},
-             {"MMA_N", "u32", 16},
-             {"MMA_K", "u32", 16}},
-            tile,
-            tile,
-            {32, subgroups * subgroups, 1}};
+    const std::int64_t tiles = ceil_div(M, tile) * ceil_div(N, tile) * batch;
+    const std::int64_t split = can_split && tiles < kFilledGpu
+                                   ? std::max<std::int64_t>(1, std::min(ceil_div(2 * kFilledGpu, tiles), K / (8 * kBK)))
+                                   : 1;
+    std::vector<WgslConstant> tiles_constants = {{"SGM", "u32", static_cast<double>(subgroups)},
+                                                 {"SGN", "u32", static_cast<double>(subgroups)},
+                                                 {"BM", "u32", static_cast<double>(tile)},
+                                                 {"BN", "u32", static_cast<double>(tile)},
+                                                 {"BK", "u32", static_cast<double>(kBK)},
+                                                 {"SG_SIZE", "u32", 32},
+                                                 {"MMA_M", "u32", 16},
+                                                 {"MMA_N", "u32", 16},
+                                                 {"MMA_K", "u32", 16}};
+    if (can_split) tiles_constants.push_back({"SPLIT_K", "u32", static_cast<double>(split)});
+    return {"_sgmat", std::move(tiles_constants), tile, tile, {32, subgroups * subgroups, 1}, split};
   }
   return {"",
           {{"BM", "u32", 64}, {"BN", "u32", 64}, {"BK", "u32", 16}, {"TM", "u32", 4}, {"TN", "u32", 4}},
@@ -164,7 +171,7 @@ LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, 
                        bool weight_batched, bool bias, const std::string& tier) {
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
-  const GemmKernel kernel = gemm_kernel(tier, M, N, batch, K % 4 == 0);
+  const GemmKernel kernel = gemm_kernel(tier, M, N, K, batch, K % 4 == 0, false);
   KernelPlan plan =
       from_template("matmul" + kernel.suffix, gemm_constants(kernel, bias, false), matmul_params(), unused);
   plan.workgroup = kernel.workgroup;
@@ -215,7 +222,11 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
   const Shape& w = type_of(function, node.inputs[1]).shape;  // O, C, KH, KW (stored [O, KH, KW, C])
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
-  const GemmKernel kernel = gemm_kernel(tier, out[0] * out[1] * out[2], w[0], 1, x[3] % 4 == 0);
+  const std::int64_t K = w[1] * w[2] * w[3];
+  const GemmKernel kernel = gemm_kernel(tier, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, true);
+  std::vector<std::string> unused;
+  if (!residual) unused.push_back("residual");
+  if (!kernel.suffix.empty() && kernel.split_k == 1) unused.push_back("workspace");
   KernelPlan plan = from_template("conv2d_nhwc" + kernel.suffix, gemm_constants(kernel, true, residual),
                                   {{"N", "u32"},
                                    {"H", "u32"},
@@ -231,7 +242,7 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
                                    {"M", "u32"},
                                    {"K", "u32"},
                                    {"tiles_m", "u32"}},
-                                  residual ? std::vector<std::string>{} : std::vector<std::string>{"residual"});
+                                  unused);
   plan.workgroup = kernel.workgroup;
   const std::int64_t M = out[0] * out[1] * out[2], tiles_m = ceil_div(M, kernel.bm);
   plan.values = {{"N", x[0]},
@@ -246,13 +257,32 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
                  {"stride", static_cast<double>(node.attrs.get_int("stride", 1, "conv2d_nhwc"))},
                  {"pad", static_cast<double>(node.attrs.get_int("padding", 0, "conv2d_nhwc"))},
                  {"M", M},
-                 {"K", w[1] * w[2] * w[3]},
+                 {"K", K},
                  {"tiles_m", tiles_m}};
   const int out_operand = static_cast<int>(node.inputs.size());
   std::vector<int> reads = {0, 1, 2};
   if (residual) reads.push_back(3);
-  plan.launches.push_back(
-      plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m), reads, {out_operand}));
+  if (kernel.split_k == 1) {
+    plan.launches.push_back(
+        plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m), reads, {out_operand}));
+    return finish(std::move(plan));
+  }
+  // Split-K (conv2d_nhwc_sgmat.wgsl): every split's partial sums into the workspace, then their sum
+  // and the epilogue into out. Both launches bind every operand: the first's code names out (its
+  // split-free path), so it counts as written there too.
+  plan.workspace_bytes = 4 * kernel.split_k * M * w[0];
+  const int ws = passes::kWorkspaceOperand;
+  PlannedLaunch partial =
+      plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m * kernel.split_k), reads, {out_operand});
+  partial.operands.push_back(ws);
+  partial.access.push_back(Access::kWrite);
+  PlannedLaunch reduce =
+      plain_launch("splitk_reduce", fold_1d(ceil_div(M * w[0], kElementwiseWorkgroup)), reads, {out_operand});
+  reduce.operands.push_back(ws);
+  reduce.access.push_back(Access::kRead);
+  plan.entry_workgroups["splitk_reduce"] = {kElementwiseWorkgroup, 1, 1};
+  plan.launches.push_back(std::move(partial));
+  plan.launches.push_back(std::move(reduce));
   return finish(std::move(plan));
 }
 

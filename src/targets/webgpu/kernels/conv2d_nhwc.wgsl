@@ -25,6 +25,7 @@
 
 alias Operand = f32;
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
+@group(0) @binding(5) var<uniform> params: Params;
 
 const WGX: u32 = BN / TN;
 const WGY: u32 = BM / TM;

@@ -6,8 +6,15 @@
 // conv2d_nhwc for the others).
 //
 // Constants: as matmul_sgmat (SGM, SGN, BM, BN, BK, SG_SIZE, MMA_M, MMA_N, MMA_K, HAS_BIAS [true],
-//   HAS_RESIDUAL, ACTIVATION), with the same rules. Workgroup size (SG_SIZE, SGM * SGN).
-// Dispatch: as conv2d_nhwc with these BM, BN.
+//   HAS_RESIDUAL, ACTIVATION), with the same rules, and SPLIT_K: u32 [1], the splits of K (split-K,
+//   for outputs too small to fill the GPU: 8x8 latents of 1280 channels).
+// Bindings: conv2d_nhwc's, then 5 workspace: read_write [SPLIT_K * M * O] (the splits' partial
+//   sums; only with SPLIT_K > 1), 6 params.
+// Launches: SPLIT_K = 1: entry conv2d_nhwc (workgroup (SG_SIZE, SGM * SGN)), dispatched as
+//   conv2d_nhwc with these BM, BN. SPLIT_K > 1: conv2d_nhwc over tiles_m * SPLIT_K tile rows
+//   (folded as conv2d_nhwc's), each split's K range ceil(ceil(K / SPLIT_K) / BK) * BK deep, writing
+//   its partial sums, then splitk_reduce (workgroup 256, fold1d(ceil(M * O / 256))): the sum, bias,
+//   activation and residual into out.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -16,6 +23,8 @@ diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
+@group(0) @binding(5) var<storage, read_write> workspace: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
@@ -29,6 +38,7 @@ var<private> depth_kh: i32;
 var<private> depth_kw: i32;
 var<private> depth_c: u32;
 var<private> depth_ok: bool;
+var<private> split: u32;  // this workgroup's split of K (split-K)
 
 fn a_depth(k: u32) {
   let kwc = params.KW * params.C;
@@ -53,8 +63,8 @@ fn load_b(n: u32, k: u32) -> vec4<f32> {
   return vec4<f32>(0.0);
 }
 
-fn store_out(m: u32, n: u32, value: f32) {
-  if (m >= params.M || n >= params.O) { return; }
+// One output's bias, activation and residual.
+fn finish_out(m: u32, n: u32, value: f32) {
   var v = value;
   if (HAS_BIAS) { v += bias[n]; }
   v = activate(v);
@@ -63,13 +73,40 @@ fn store_out(m: u32, n: u32, value: f32) {
   out[o] = v;
 }
 
+fn store_out(m: u32, n: u32, value: f32) {
+  if (m >= params.M || n >= params.O) { return; }
+  if (SPLIT_K > 1u) {
+    workspace[(split * params.M + m) * params.O + n] = value;
+  } else {
+    finish_out(m, n, value);
+  }
+}
+
 @compute @workgroup_size(SG_SIZE, SGM * SGN)
 fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_id) lid: vec3<u32>) {
   let tile = wg.y + wg.z * nwg.y;
-  if (tile >= params.tiles_m) { return; }
-  let m0 = tile * BM;
+  if (tile >= params.tiles_m * SPLIT_K) { return; }
+  // The K range from a let, not from the private `split`: reads of private variables count as
+  // non-uniform, and the loop over it holds barriers.
+  let part = tile / params.tiles_m;
+  split = part;
+  let m0 = (tile % params.tiles_m) * BM;
   let lr = (lid.y * SG_SIZE + lid.x) / KV;
   for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
-  gemm_tile(m0, wg.x * BN, params.K, lid);
+  let depth = (((params.K + SPLIT_K - 1u) / SPLIT_K + BK - 1u) / BK) * BK;
+  let k_begin = min(part * depth, params.K);
+  gemm_tile(m0, wg.x * BN, k_begin, min(k_begin + depth, params.K), lid);
+}
+
+// Split-K's second launch: each output the sum of its splits' partial sums, then the epilogue.
+@compute @workgroup_size(256)
+fn splitk_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lane: u32) {
+  let i = (wg.x + wg.y * nwg.x) * 256u + lane;
+  let total = params.M * params.O;
+  if (i >= total) { return; }
+  var sum = 0.0;
+  for (var s = 0u; s < SPLIT_K; s++) { sum += workspace[s * total + i]; }
+  finish_out(i / params.O, i % params.O, sum);
 }

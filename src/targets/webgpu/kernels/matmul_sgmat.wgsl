@@ -68,5 +68,5 @@ fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
   x_base = b * params.stride_x;
   w_base = b * params.stride_w;
   o_base = b * params.stride_o;
-  gemm_tile(tile_m0, wg.x * BN, params.K, lid);
+  gemm_tile(tile_m0, wg.x * BN, 0u, params.K, lid);
 }

@@ -101,6 +101,44 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
             std::string::npos);
 }
 
+TEST(WebGpuLowering, SmallConvolutionsInTheSubgroupMatrixTierSplitKOverAWorkspace) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {2, 8, 8, 1280}});
+  function.set_outputs({b.op("conv2d_nhwc", {x, b.weight("k", {1280, 1280, 3, 3}), b.weight("kb", {1280})},
+                             {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
+  const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0], kSubgroupMatrixTier);
+  // 128 x 1280 outputs are 160 tiles of 32x32: K = 11520 in 4 splits fills the GPU.
+  ASSERT_EQ(lowered.launches.size(), 2u);
+  const passes::NodeLaunch& partial = lowered.launches[0];
+  const passes::NodeLaunch& reduce = lowered.launches[1];
+  EXPECT_EQ(partial.kernel.entry, "conv2d_nhwc");
+  EXPECT_EQ(partial.kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(partial.dispatch, (std::array<std::int64_t, 3>{40, 16, 1}));  // 4 tile rows x 4 splits
+  EXPECT_EQ(reduce.kernel.entry, "splitk_reduce");
+  EXPECT_EQ(reduce.kernel.workgroup_size, (std::array<std::int64_t, 3>{256, 1, 1}));
+  EXPECT_EQ(reduce.dispatch, (std::array<std::int64_t, 3>{640, 1, 1}));
+  for (const auto& launch : lowered.launches) {
+    EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2, 3, passes::kWorkspaceOperand}));
+    EXPECT_EQ(launch.workspace_bytes, 4 * 4 * 128 * 1280);
+  }
+  EXPECT_EQ(partial.kernel.bindings.back(), Access::kWrite);
+  EXPECT_EQ(reduce.kernel.bindings.back(), Access::kRead);
+  const std::string& text = text_of(lowered);
+  EXPECT_NE(text.find("const SPLIT_K: u32 = 4u;"), std::string::npos);
+  EXPECT_NE(text.find("@group(0) @binding(4) var<storage, read_write> workspace"), std::string::npos);
+  EXPECT_NE(text.find("@group(0) @binding(5) var<uniform> params"), std::string::npos);
+  // One of 64x64 latents fills the GPU without splitting: no workspace is bound.
+  const auto big = b.input("big", {DType::kF32, {2, 64, 64, 320}});
+  function.set_outputs({b.op("conv2d_nhwc", {big, b.weight("k2", {320, 320, 3, 3}), b.weight("kb2", {320})},
+                             {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
+  const LoweredNode whole = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
+  ASSERT_EQ(whole.launches.size(), 1u);
+  EXPECT_EQ(whole.launches[0].workspace_bytes, 0);
+  EXPECT_NE(text_of(whole).find("var<private> workspace: array<f32, 1>;"), std::string::npos);
+  EXPECT_NE(text_of(whole).find("const SPLIT_K: u32 = 1u;"), std::string::npos);
+}
+
 TEST(WebGpuLowering, GroupNormIsThreeLaunchesOverOneWorkspace) {
   graph::Function function("f");
   graph::FunctionBuilder b(function);

@@ -1,5 +1,6 @@
-// conv2d_nhwc's uniform block, bindings (conv2d_nhwc.wgsl states the contract) and output-row
-// geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat. The including template names the operands'
+// conv2d_nhwc's uniform block, storage bindings (conv2d_nhwc.wgsl states the contract) and
+// output-row geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat (each declares the uniform
+// binding after its storage bindings: the subgroup-matrix one has a workspace). The including template names the operands'
 // element type, `alias Operand`: f32, or vec4<f32> where the template reads four channels at once.
 struct Params {
   N: u32, H: u32, W: u32, C: u32,
@@ -13,7 +14,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read> residual: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
 
 // One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
 struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }

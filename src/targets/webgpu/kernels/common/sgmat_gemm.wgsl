@@ -15,6 +15,8 @@
 //                                      depths k..k+3; 0 outside M and K
 //   fn load_b(n: u32, k: u32) -> vec4<f32>  B (the weight [N, K]) at column n, depths k..k+3; 0 outside N and K
 //   fn store_out(m: u32, n: u32, v: f32)  the epilogue of one output (bias, activation, residual, bounds)
+// gemm_tile(m0, n0, k_begin, k_end, lid) sums over depths [k_begin, k_end): all of K, or one
+// split of it (split-K: each split's partial sums go to a workspace, a second launch adds them).
 // Constants: BM = SGM * 2 * MMA_M, BN = SGN * 2 * MMA_N, BK (a multiple of MMA_K and of 4), SGM,
 // SGN (subgroups along M and N), SG_SIZE (the adapter's subgroup size: a workgroup is SG_SIZE x
 // (SGM * SGN) invocations, each row one subgroup), MMA_M, MMA_N, MMA_K (the adapter's f16 -> f32
@@ -57,7 +59,7 @@ fn store_fragment(c: subgroup_matrix_result<f32, MMA_N, MMA_M>, cbase: u32, m0: 
   workgroupBarrier();
 }
 
-fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
+fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   // One subgroup per row of the workgroup; broadcast makes the index visibly subgroup-uniform.
   let sg = subgroupBroadcastFirst(lid.y);
   let sm0 = (sg / SGN) * 2u * MMA_M;
@@ -73,18 +75,20 @@ fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
   var c10 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
   var c11 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
 
-  a_depth(kq * 4u);
-  for (var l = 0u; l < LA; l++) { ra[l] = load_a(l, lr + l * RSTEP, kq * 4u); }
-  for (var l = 0u; l < LB; l++) { rb[l] = load_b(n0 + lr + l * RSTEP, kq * 4u); }
-  for (var k0 = 0u; k0 < K; k0 += BK) {
+  // The thread's share of a step, depths k..k+3, into registers (zeros at and past k_end).
+  var k = k_begin + kq * 4u;
+  a_depth(k);
+  for (var l = 0u; l < LA; l++) { ra[l] = select(vec4<f32>(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
+  for (var l = 0u; l < LB; l++) { rb[l] = select(vec4<f32>(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
     for (var l = 0u; l < LA; l++) { stage_a(lr + l * RSTEP, kq, ra[l]); }
     for (var l = 0u; l < LB; l++) { stage_b(lr + l * RSTEP, kq, rb[l]); }
     workgroupBarrier();
-    if (k0 + BK < K) {
-      let kn = k0 + BK + kq * 4u;
-      a_depth(kn);
-      for (var l = 0u; l < LA; l++) { ra[l] = load_a(l, lr + l * RSTEP, kn); }
-      for (var l = 0u; l < LB; l++) { rb[l] = load_b(n0 + lr + l * RSTEP, kn); }
+    if (k0 + BK < k_end) {
+      k = k0 + BK + kq * 4u;
+      a_depth(k);
+      for (var l = 0u; l < LA; l++) { ra[l] = select(vec4<f32>(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
+      for (var l = 0u; l < LB; l++) { rb[l] = select(vec4<f32>(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
     }
     for (var kk = 0u; kk < BK; kk += MMA_K) {
       let a0 = subgroupMatrixLoad<subgroup_matrix_left<f16, MMA_K, MMA_M>, row_major>(&As, sm0 * AST + kk, AST);
