@@ -170,11 +170,11 @@ std::vector<std::string> chosen_tiers(const BuildOptions& options, const Target&
   return chosen;
 }
 
-std::string tier_summary(const Target& target, const std::string& name) {
+TargetTier tier_named(const Target& target, const std::string& name) {
   for (const TargetTier& tier : target.tiers()) {
-    if (tier.name == name) return tier.summary;
+    if (tier.name == name) return tier;
   }
-  return "";
+  return {name, "", true};
 }
 
 }  // namespace
@@ -331,7 +331,8 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
     // one asked for) and its lists from tier_launch_lists (the base's are launch_lists).
     nlohmann::json tier_section = nlohmann::json::array();
     for (const std::string& tier : tiers) {
-      nlohmann::json entry = {{"name", tier}, {"summary", tier_summary(target, tier)}};
+      const TargetTier described = tier_named(target, tier);
+      nlohmann::json entry = {{"name", tier}, {"summary", described.summary}, {"automatic", described.automatic}};
       if (tier != tiers.front()) entry["device_requirements"] = target.device_requirements(tier_lowered[tier], tier);
       tier_section.push_back(std::move(entry));
     }

@@ -58,6 +58,9 @@ struct GeneratedKernels {
 struct TargetTier {
   std::string name;     // what `websd build --tiers` and `--tier` take
   std::string summary;  // one line for listings
+  // Whether a runtime may pick the tier by itself where the device offers it; false for a tier
+  // that runs only when asked (`--tier`): one not yet verified on the devices it is for.
+  bool automatic = true;
 };
 
 class Target {

@@ -58,7 +58,7 @@ function missingSubgroupShape(adapter, requirements) {
 
 // The kernel tier to run an artifact (its parsed manifest.json) with on `adapter`: `asked` when
 // given (an Error naming what the adapter lacks when it cannot), else the best tier the adapter
-// can run: the manifest's `tiers` are written from the base (which runs on every adapter that meets
+// can run among those the manifest lets a runtime pick by itself (not `automatic: false`): the manifest's `tiers` are written from the base (which runs on every adapter that meets
 // its limits, the manifest's device_requirements) to the fastest. Artifacts from before tiers have
 // one lowering: tier ''. Returns { name, requiredLimits, requiredFeatures }.
 export function chooseTier(manifest, adapter, asked = '') {
@@ -81,7 +81,8 @@ export function chooseTier(manifest, adapter, asked = '') {
     if (why) throw new Error(`webgpu: ${describeAdapter(adapter)} cannot run tier '${asked}': ${why}`);
     return needs(tier);
   }
-  for (let i = tiers.length - 1; i > 0; --i) if (!lacks(tiers[i])) return needs(tiers[i]);
+  // A tier marked `automatic: false` runs only when asked for.
+  for (let i = tiers.length - 1; i > 0; --i) if (tiers[i].automatic !== false && !lacks(tiers[i])) return needs(tiers[i]);
   return needs(tiers[0]);
 }
 

@@ -246,6 +246,11 @@ test('chooseTier takes the best tier the adapter runs, or the one asked for, nam
   const varying = adapter(sgmat.features, { subgroupMinSize: 16, subgroupMaxSize: 32 });
   assert.throws(() => chooseTier(manifest, varying, 'subgroup-matrix'), /not all 32 wide \(16 to 32\)/);
   assert.throws(() => chooseTier(manifest, tensorCores, 'f16'), /no tier 'f16' \(it holds f32, subgroup-matrix\)/);
+  // A tier that runs only when asked for.
+  const optIn = { sections: { ...manifest.sections, tiers: [{ name: 'f32' }, { name: 'subgroup-matrix', automatic: false,
+    device_requirements: sgmat }] } };
+  assert.equal(chooseTier(optIn, tensorCores).name, 'f32');
+  assert.equal(chooseTier(optIn, tensorCores, 'subgroup-matrix').name, 'subgroup-matrix');
   // An artifact from before tiers: its one lowering, under its device_requirements.
   const old = { sections: { device_requirements: { features: [], limits: { maxBufferSize: 10 } } } };
   assert.deepEqual(chooseTier(old, swiftShader), { name: '', requiredLimits: { maxBufferSize: 10 }, requiredFeatures: [] });

@@ -180,6 +180,7 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
     ordered_json entry;
     entry["name"] = name;
     entry["features"] = needs.is_object() ? needs.value("features", nlohmann::json::array()) : nlohmann::json::array();
+    entry["automatic"] = tier.value("automatic", true);
     entry["kernel_files"] = files.size();
     entry["kernel_bytes"] = bytes;
     entry["summary"] = tier.value("summary", "");
@@ -262,14 +263,15 @@ void print_text(const ordered_json& summary) {
 
   const auto& tiers = summary["tiers"];
   if (!tiers.is_null()) {
-    print_row("tiers", std::to_string(tiers.size()) + " (the runtime takes the last one the device offers)");
+    print_row("tiers", std::to_string(tiers.size()) + " (the runtime takes the best one the device offers)");
     for (const auto& tier : tiers) {
       std::string features;
       for (const auto& f : tier["features"]) features += (features.empty() ? "" : ", ") + f.get<std::string>();
-      std::printf("  %-19s %llu kernel files, %s; needs %s\n", tier["name"].get<std::string>().c_str(),
+      std::printf("  %-19s %llu kernel files, %s; needs %s%s\n", tier["name"].get<std::string>().c_str(),
                   static_cast<unsigned long long>(tier["kernel_files"].get<std::uint64_t>()),
                   human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(),
-                  features.empty() ? "no optional features" : features.c_str());
+                  features.empty() ? "no optional features" : features.c_str(),
+                  tier["automatic"].get<bool>() ? "" : "; only when asked (--tier)");
     }
   }
 

@@ -79,10 +79,13 @@ passes::Pipeline WebGpuTarget::pass_list(const PassListHooks& hooks) const {
 passes::MemoryLimits WebGpuTarget::memory_limits() const { return {kStorageOffsetAlignment, kDefaultMaxBufferSize}; }
 
 std::vector<TargetTier> WebGpuTarget::tiers() const {
-  return {{webgpu::kF32Tier, "f32 WGSL: every adapter"},
+  // The subgroup-matrix kernels in their present form (vec4 staging, named fragments, split-K) have
+  // not run on a GPU yet: the tier runs only when asked until they have (issue 35).
+  return {{webgpu::kF32Tier, "f32 WGSL: every adapter", true},
           {webgpu::kSubgroupMatrixTier,
            "GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation): adapters with shader-f16, "
-           "subgroups and chromium-experimental-subgroup-matrix (Chrome behind a flag)"}};
+           "subgroups and chromium-experimental-subgroup-matrix (Chrome behind a flag); only when asked (--tier)",
+           false}};
 }
 
 std::vector<passes::NodeLaunch> WebGpuTarget::lower_node(const graph::Function& function, const graph::Node& node,

@@ -167,6 +167,23 @@ TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
   EXPECT_GT(json.at("vae_decode").at("median_s").get<double>(), 0);
   EXPECT_GT(json.at("open_s").get<double>(), 0);
   EXPECT_GT(json.at("peak_gpu_bytes").get<std::uint64_t>(), 0u);
+  // SwiftShader offers no shader-f16: the base tier, named.
+  EXPECT_EQ(json.at("tier"), "f32");
+}
+
+TEST(WebGpuTiers, InspectListsThemAndATierTheAdapterLacksIsOneClearError) {
+  const auto inspected = test::run_websd({"inspect", webgpu_artifact()});
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("tiers       2"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("needs shader-f16, subgroups, chromium-experimental-subgroup-matrix; only when asked"),
+            std::string::npos)
+      << inspected.out;
+  const std::string dir = test::make_temp_dir("webgpu-tier");
+  const auto result = test::run_websd({"generate", "--artifact", webgpu_artifact(), "--tier", "subgroup-matrix",
+                                       "--prompt", "x", "--steps", "1", "--out", dir + "/a.png"});
+  if (result.exit_code == 0) GTEST_SKIP() << "this adapter runs the subgroup-matrix tier (a GPU): nothing refused";
+  EXPECT_NE(result.err.find("cannot run tier 'subgroup-matrix'"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(dir + "/a.png"));
 }
 
 // Its WebAssembly runtime reads no encrypted artifact: --key-file is refused before node starts.

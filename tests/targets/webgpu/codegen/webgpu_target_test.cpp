@@ -140,6 +140,8 @@ TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameWeights) {
   EXPECT_EQ(tiers[0]["name"], "f32");
   EXPECT_FALSE(tiers[0].contains("device_requirements"));  // the base's: the device_requirements section
   EXPECT_EQ(tiers[1]["name"], "subgroup-matrix");
+  EXPECT_EQ(tiers[0]["automatic"], true);
+  EXPECT_EQ(tiers[1]["automatic"], false);  // only when asked, until verified on a GPU
   const nlohmann::json& needs = tiers[1]["device_requirements"];
   EXPECT_EQ(needs["features"], nlohmann::json({"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"}));
   EXPECT_EQ(needs["subgroup_size"], 32);
