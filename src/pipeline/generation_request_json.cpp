@@ -1,8 +1,10 @@
 #include "pipeline/generation_request_json.h"
 
+#include <optional>
 #include <string>
 
 #include "core/error.h"
+#include "pipeline/random/seed.h"
 
 namespace websd {
 namespace {
@@ -44,14 +46,11 @@ GenerationRequest generation_request_from_json(const nlohmann::json& json) {
   p.negative_prompt = field(json, "negative_prompt", is_string, "a string").get<std::string>();
   p.steps = field(json, "steps", is_integer, "an integer").get<int>();
   p.guidance_scale = field(json, "guidance_scale", is_number, "a number").get<double>();
-  const std::string seed = field(json, "seed", is_string, "a decimal string").get<std::string>();
-  std::size_t used = 0;
-  try {
-    p.seed = std::stoull(seed, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != seed.size()) throw Error("request", "field 'seed' is not a decimal integer: " + seed);
+  // As every command reads a seed (parse_seed): "-1" is a random one, signs, spaces and values past
+  // 2^64 - 1 are refused rather than wrapped.
+  const std::optional<std::uint64_t> seed =
+      parse_seed(field(json, "seed", is_string, "a decimal string").get<std::string>(), "field 'seed'", "request");
+  p.seed = seed ? *seed : random_seed();
   p.width = field(json, "width", is_integer, "an integer").get<std::int64_t>();
   p.height = field(json, "height", is_integer, "an integer").get<std::int64_t>();
   p.batch_count = field(json, "batch_count", is_integer, "an integer").get<int>();

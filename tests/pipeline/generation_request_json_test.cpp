@@ -42,9 +42,14 @@ TEST(GenerationRequestJson, AMissingOrMistypedFieldIsNamed) {
   EXPECT_NE(test::error_of([&] { generation_request_from_json(json); }).find("field 'steps' is missing"),
             std::string::npos);
   json = generation_request_to_json(GenerationRequest{});
-  json["seed"] = "12x";
-  EXPECT_NE(test::error_of([&] { generation_request_from_json(json); }).find("field 'seed' is not a decimal integer"),
-            std::string::npos);
+  // Seeds as every command reads them (parse_seed): no signs, spaces or wrap-around; -1 is random.
+  for (const char* bad : {"12x", "+5", " 5", "-2", "18446744073709551616"}) {
+    json["seed"] = bad;
+    EXPECT_NE(test::error_of([&] { generation_request_from_json(json); }).find("field 'seed' '"), std::string::npos)
+        << bad;
+  }
+  json["seed"] = "-1";
+  EXPECT_LT(generation_request_from_json(json).params.seed, std::uint64_t{1} << 32);
   json = generation_request_to_json(GenerationRequest{});
   json["vae_tiling"] = "sometimes";
   EXPECT_NE(test::error_of([&] { generation_request_from_json(json); }).find("not auto, on or off"), std::string::npos);
