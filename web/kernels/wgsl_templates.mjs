@@ -285,10 +285,10 @@ function sgmatFamily(base, bias) {
   const conv = base === 'conv2d_nhwc';
   return {
     features: kSubgroupMatrixFeatures,
+    // In the compiler's order (the contract test compares the modules' text).
     constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
-                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
-                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0],
-                        ...(conv ? { SPLIT_K: [u, 1] } : {}) }),
+                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16], ...(conv ? { SPLIT_K: [u, 1] } : {}),
+                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
     get bindings() { return conv ? [...FAMILIES[base].bindings, ['workspace', 'read_write']] : FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
     plan(s, c) {
@@ -334,7 +334,8 @@ export async function loadTemplate(family) {
   if (!sources.has(family)) {
     const { readFileSync } = await import('node:fs');
     const read = (path) => readFileSync(new URL(`../../src/targets/webgpu/kernels/${path}.wgsl`, import.meta.url), 'utf8');
-    sources.set(family, read(family).replace(/^\/\/ requires: (\w+).*$/gm, (_, name) => read(`common/${name}`)));
+    // The whole line, its end included, becomes the snippet (which ends with its own), as in the compiler.
+    sources.set(family, read(family).replace(/^\/\/ requires: (\w+).*\n/gm, (_, name) => read(`common/${name}`)));
   }
   return sources.get(family);
 }
