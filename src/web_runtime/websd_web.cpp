@@ -289,11 +289,17 @@ EMSCRIPTEN_KEEPALIVE const char* websd_info_json() {
           sizes.push_back({{"width", size.width}, {"height", size.height}});
         }
         const nlohmann::json config = rt.backend->scheduler_config();
+        const GenerationParams defaults;
         rt.info_json = nlohmann::json{{"model", rt.backend->info().name},
                                       {"sizes", sizes},
                                       {"schedulers", schedulers::scheduler_names()},
                                       {"scheduler_class", config.is_object() ? config.value("_class_name", "") : ""},
-                                      {"max_tokens", rt.backend->info().max_tokens}}
+                                      {"max_tokens", rt.backend->info().max_tokens},
+                                      // The request's defaults, one source for the CLI and the page.
+                                      {"defaults",
+                                       {{"steps", defaults.steps},
+                                        {"guidance_scale", defaults.guidance_scale},
+                                        {"strength", defaults.strength}}}}
                            .dump();
         return rt.info_json.c_str();
       },

@@ -98,6 +98,10 @@ function restoreSettings(values = JSON.parse(localStorage.getItem(SETTINGS_KEY) 
 }
 
 function fillChoices(info) {
+  // The runtime's defaults (saved settings, restored after, take precedence).
+  $('steps').value = info.defaults.steps;
+  $('guidance').value = info.defaults.guidance_scale;
+  $('strength').value = info.defaults.strength;
   const scheduler = $('scheduler');
   scheduler.replaceChildren(new Option(`the model's (${info.scheduler_class || 'default'})`, ''));
   for (const name of info.schedulers) scheduler.append(new Option(name, name));

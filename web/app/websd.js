@@ -214,10 +214,15 @@ class WebsdPage extends EventTarget {
     if (this.busy) this.cancelled = true;
   }
 
-  async generate({ prompt = '', negativePrompt = '', scheduler = '', steps = 20, guidance = 7.5, seed, width = 0,
-                   height = 0, initImage = null, strength = 0.75, onProgress = () => {}, previewCanvas = null,
+  // Unset steps, guidance and strength take the runtime's defaults (websd_info_json), as the CLI's.
+  async generate({ prompt = '', negativePrompt = '', scheduler = '', steps, guidance, seed, width = 0,
+                   height = 0, initImage = null, strength, onProgress = () => {}, previewCanvas = null,
                    onPreview = () => {} } = {}) {
     await this.ready;
+    const defaults = this.info.defaults;
+    steps ??= defaults.steps;
+    guidance ??= defaults.guidance_scale;
+    strength ??= defaults.strength;
     if (this.busy) throw new WebsdError('request', 'an image is being made already');
     this.busy = true;
     this.cancelled = false;

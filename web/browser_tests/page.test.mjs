@@ -123,6 +123,10 @@ test('a live preview after every step: the GPU maps what the step predicts to co
 });
 
 test('the Generate button gives the same image, with progress, the gallery and timings', async () => {
+  // The form starts from the runtime's defaults, the CLI's (generate --help: steps 20, strength 0.8).
+  assert.equal(await page.inputValue('#steps'), '20');
+  assert.equal(await page.inputValue('#guidance'), '7.5');
+  assert.equal(await page.inputValue('#strength'), '0.8');
   await page.fill('#prompt', 'a red cube');
   await page.fill('#negative-prompt', 'blurry');
   await page.selectOption('#scheduler', 'euler');
