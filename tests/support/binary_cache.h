@@ -1,9 +1,11 @@
 // A folder beside the running test binary, shared by its test processes (ctest runs every test in
-// its own) and tied to the websd binary under test: named after that binary's path, size and time,
-// it replaces the folders made for earlier websd binaries. A lock file serialises its creation.
+// its own) and tied to the websd binary under test and the oneDNN ISA cap: named after that
+// binary's path, size and time and ONEDNN_MAX_CPU_ISA, it replaces the folders made for others.
+// A lock file serialises its creation.
 // Header-only; for fixtures that take seconds to build (artifacts), built once per websd binary.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -19,9 +21,12 @@ inline std::filesystem::path websd_binary_cache_dir(const std::string& name) {
   const fs::path binary = websd_binary();
   const auto stamp = fs::last_write_time(binary).time_since_epoch().count();
   std::ostringstream tag;
+  // The oneDNN ISA cap too: artifacts hold weights packed for the CPU kernels that built them, so a
+  // run with ONEDNN_MAX_CPU_ISA=AVX2 must not reuse those built without it (and the other way).
+  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
   tag << std::hex
       << std::hash<std::string>{}(binary.string() + "|" + std::to_string(fs::file_size(binary)) + "|" +
-                                  std::to_string(stamp));
+                                  std::to_string(stamp) + "|" + (isa != nullptr ? isa : ""));
   const fs::path root = fs::read_symlink("/proc/self/exe").parent_path() / name;
   fs::create_directories(root);
   const fs::path tagged = root / tag.str();
