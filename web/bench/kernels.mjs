@@ -72,13 +72,14 @@ const gemmCases = (tier) => [
   { name: `linear 8192x1280->320${tier}`, ...linear(8192, 1280, 320, tier) },
   { name: `linear GEGLU proj 8192x320->2560${tier}`, ...linear(8192, 320, 2560, tier) },
 ];
-const attention = (sq, skv, heads, d) => {
+const attention = (sq, skv, heads, d, tier = '') => {
   const shape = { B: 2, H: Math.max(1, heads / s.heads), Sq: T(sq), Skv: skv === 77 ? 77 : T(skv), D: d };
   const q = shape.B * shape.H * shape.Sq * d, kv = shape.B * shape.H * shape.Skv * d;
-  const variants = d === 40 ? [{}, { BKV: 16 }, { BQ: 128 }, { BQ: 32 }, { TPR: 2, BKV: 16 }]
+  const variants = tier ? [{}, { SGQ: 2 }, { SGQ: 1 }]
+                 : d === 40 ? [{}, { BKV: 16 }, { BQ: 128 }, { BQ: 32 }, { TPR: 2, BKV: 16 }]
                  : d === 80 ? [{}, { TPR: 1, BKV: 16 }, { BQ: 32 }, { TPR: 4, BQ: 32 }]
                  : [{}, { TPR: 2, BKV: 4 }, { TPR: 8, BQ: 16 }];
-  return { family: 'attention', shape, variants, flops: 2 * shape.B * shape.H * shape.Sq * shape.Skv * 2 * d,
+  return { family: `attention${tier}`, shape, variants, flops: 2 * shape.B * shape.H * shape.Sq * shape.Skv * 2 * d,
            inputs: { q, k: kv, v: kv } };
 };
 
@@ -89,6 +90,8 @@ const cases = [
   { name: 'attention cross 4096x77 8x40 b2', ...attention(4096, 77, 8, 40) },
   { name: 'attention self 1024 tok 8x80 b2', ...attention(1024, 1024, 8, 80) },
   { name: 'attention self 256 tok 8x160 b2', ...attention(256, 256, 8, 160) },
+  { name: 'attention self 4096 tok 8x40 b2_sgmat', ...attention(4096, 4096, 8, 40, '_sgmat') },
+  { name: 'attention cross 4096x77 8x40 b2_sgmat', ...attention(4096, 77, 8, 40, '_sgmat') },
   (() => {
     const shape = { N: 2, H: P(64), W: P(64), C: C(320), G: small ? 8 : 32 };
     const n = shape.N * shape.H * shape.W * shape.C;
@@ -112,7 +115,8 @@ const adapter = await webgpu.requestAdapter({ powerPreference: 'high-performance
 const timestamps = adapter.features.has('timestamp-query');
 const tiered = kSubgroupMatrixFeatures.every((f) => adapter.features.has(f));
 const gpu = await GpuBridge.create(webgpu, { requiredFeatures: [...(timestamps ? ['timestamp-query'] : []),
-                                                                ...(tiered ? kSubgroupMatrixFeatures : [])] });
+                                                                ...(tiered ? kSubgroupMatrixFeatures : [])],
+                                             requiredLimits: tiered ? FAMILIES.attention_sgmat.limits : {} });
 console.log(`# ${gpu.adapterName}; ${small ? 'small' : 'full'} sizes; ${reps} reps; timing: ` +
             `${timestamps ? 'timestamp queries + ' : ''}wall time around settled()` +
             `${tiered ? '' : '; the subgroup-matrix cases are skipped: the adapter lacks ' +

@@ -134,6 +134,27 @@ export const FAMILIES = {
     },
   },
 
+  // attention's contract as flash attention on subgroup matrices, for head dimensions up to 64.
+  attention_sgmat: {
+    features: kSubgroupMatrixFeatures,
+    limits: { maxComputeWorkgroupStorageSize: 32768 },
+    // SGQ 4 (64 query rows a workgroup) where the rows fill an H100's 132 multiprocessors twice over.
+    constants: (s) => ({ HEAD_DIM: [u, s.D ?? 40], HEAD_DIM_V: [u, s.Dv ?? s.D ?? 40],
+                         SGQ: [u, ceilDiv(s.Sq ?? 4096, 64) * (s.B ?? 2) * (s.H ?? 8) >= 264 ? 4 : 2],
+                         CAUSAL: [b, !!s.causal] }),
+    get bindings() { return FAMILIES.attention.bindings; },
+    get params() { return FAMILIES.attention.params; },
+    plan: (s, c) => FAMILIES.attention.plan(s, { ...c, BQ: 16 * c.SGQ }),
+    check(c, s) {
+      if (c.HEAD_DIM !== s.D || c.HEAD_DIM_V !== (s.Dv ?? s.D)) throw new Error('wgsl: attention HEAD_DIM differs from the shape');
+      if (c.HEAD_DIM > 64 || c.HEAD_DIM_V > 64) throw new Error('wgsl: attention_sgmat takes head dimensions up to 64');
+      const dp = 16 * ceilDiv(c.HEAD_DIM, 16), dpv = 16 * ceilDiv(c.HEAD_DIM_V, 16), bq = 16 * c.SGQ;
+      const bytes = 2 * Math.max(bq * (dp + 8), 32 * (dp + dpv + 16)) + 4 * bq * Math.max(32, dpv) + 2 * bq * 40;
+      if (bytes > 32768) throw new Error(`wgsl: attention_sgmat needs ${bytes} bytes of workgroup memory`);
+      return 32 * c.SGQ;
+    },
+  },
+
   group_norm_nhwc: {
     constants: () => ({ SILU: [b, false] }),
     bindings: [['x', 'read'], ['gamma', 'read'], ['beta', 'read'], ['out', 'read_write'], ['workspace', 'read_write']],
@@ -403,6 +424,7 @@ export async function prepare(family, shape, overrides = {}) {
   return {
     family,
     features: spec.features ?? [],
+    limits: spec.limits ?? {},
     code: specialize(constantLines(constants), await loadTemplate(family)),
     constants: c,
     bindings,

@@ -6,11 +6,11 @@ import { GpuBridge } from '../../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../../node/node_gpu.mjs';
 import { FAMILIES, kMaxStorageBuffersPerStage, loadTemplate, prepare } from '../../kernels/wgsl_templates.mjs';
 
-// One bridge per feature set the families ask for (most ask for none).
+// One bridge per feature and limit set the families ask for (most ask for none).
 const bridges = new Map();
-export async function gpu(requiredFeatures = []) {
-  const key = requiredFeatures.join(',');
-  if (!bridges.has(key)) bridges.set(key, GpuBridge.create(await nodeGpu(), { requiredFeatures }));
+export async function gpu(requiredFeatures = [], requiredLimits = {}) {
+  const key = JSON.stringify([requiredFeatures, requiredLimits]);
+  if (!bridges.has(key)) bridges.set(key, GpuBridge.create(await nodeGpu(), { requiredFeatures, requiredLimits }));
   return bridges.get(key);
 }
 export function closeGpu() {
@@ -27,6 +27,9 @@ export async function unsupported(family) {
   if (!adapter) return 'no adapter';
   const missing = features.filter((f) => !adapter.features.has(f));
   if (missing.length) return `the adapter (${adapter.info?.description || adapter.info?.vendor || 'unknown'}) lacks ${missing.join(', ')}`;
+  for (const [limit, needed] of Object.entries(FAMILIES[family].limits ?? {})) {
+    if (!(adapter.limits[limit] >= needed)) return `the adapter offers ${limit} ${adapter.limits[limit]}, not ${needed}`;
+  }
   const configs = adapter.info?.subgroupMatrixConfigs ?? [];
   const f16 = configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16);
   if (family.endsWith('_sgmat') && !f16) return 'the adapter has no f16 -> f32 16x16x16 subgroup-matrix configuration';
@@ -77,7 +80,7 @@ const kernelCache = new Map();
 // are bound to the first input (not read). Returns { outputName: Float32Array }, plus `prepared`.
 export async function run(family, shape, inputs, overrides = {}, { repeat = 1 } = {}) {
   const prepared = await prepare(family, shape, overrides);
-  const g = await gpu(prepared.features);
+  const g = await gpu(prepared.features, prepared.limits);
   const access = prepared.bindings.map(([, mode]) => (mode === 'read' ? 'read' : 'readwrite'));
   const kernels = new Map();
   for (const { entry } of prepared.launches) {

@@ -292,11 +292,64 @@ std::int64_t attention_shared_bytes(std::int64_t d, std::int64_t dv, std::int64_
   return 4 * (bkv * (d + dv) + (tpr > 1 ? bq * tpr * (bkv + 1) : 1));
 }
 
-LoweredNode lower_attention(const graph::Function& function, const graph::Node& node) {
+// Attention's Params, every tier's: sizes, then (offset, batch, head, sequence) strides of q, k, v, out.
+std::vector<ParamField> attention_params() {
+  std::vector<ParamField> params = {{"H", "u32"}, {"Sq", "u32"}, {"Skv", "u32"}, {"scale", "f32"}};
+  for (const char* t : {"q", "k", "v", "o"}) {
+    for (const char* f : {"off", "sb", "sh", "ss"}) params.push_back({std::string(t) + "_" + f, "u32"});
+  }
+  params.push_back({"bh", "u32"});
+  return params;
+}
+
+// The values of attention_params() for dense [B, H, S, D] operands, and its one launch of `bq` rows.
+LoweredNode finish_attention(KernelPlan plan, const graph::Function& function, const graph::Node& node,
+                             std::int64_t bq) {
   const Shape& q = type_of(function, node.inputs[0]).shape;  // B, H, Sq, D
   const Shape& k = type_of(function, node.inputs[1]).shape;
   const Shape& v = type_of(function, node.inputs[2]).shape;
   const std::int64_t B = q[0], H = q[1], Sq = q[2], D = q[3], Skv = k[2], Dv = v[3];
+  plan.values = {
+      {"H", H}, {"Sq", Sq}, {"Skv", Skv}, {"scale", node.attrs.get_float("scale", "attention")}, {"bh", B * H}};
+  const auto dense = [&](const char* t, std::int64_t S, std::int64_t d) {
+    plan.values[std::string(t) + "_off"] = 0;
+    plan.values[std::string(t) + "_sb"] = static_cast<double>(H * S * d);
+    plan.values[std::string(t) + "_sh"] = static_cast<double>(S * d);
+    plan.values[std::string(t) + "_ss"] = static_cast<double>(d);
+  };
+  dense("q", Sq, D);
+  dense("k", Skv, D);
+  dense("v", Skv, Dv);
+  dense("o", Sq, Dv);
+  plan.launches.push_back(plain_launch("attention", fold_yz(ceil_div(Sq, bq), B * H), {0, 1, 2}, {3}));
+  return finish(std::move(plan));
+}
+
+// Flash attention on subgroup matrices (attention_sgmat.wgsl) for head dimensions up to 64, with
+// SGQ 4 (64 query rows per workgroup) where the rows fill the GPU and fewer where they cannot.
+LoweredNode lower_attention_sgmat(const graph::Function& function, const graph::Node& node) {
+  const Shape& q = type_of(function, node.inputs[0]).shape;
+  const Shape& v = type_of(function, node.inputs[2]).shape;
+  const std::int64_t B = q[0], H = q[1], Sq = q[2], D = q[3], Dv = v[3];
+  const std::int64_t sgq = ceil_div(Sq, 64) * B * H >= 264 ? 4 : 2;
+  const bool causal = node.attrs.get_int("causal", 0, "attention") != 0;
+  KernelPlan plan = from_template("attention_sgmat",
+                                  {{"HEAD_DIM", "u32", static_cast<double>(D)},
+                                   {"HEAD_DIM_V", "u32", static_cast<double>(Dv)},
+                                   {"SGQ", "u32", static_cast<double>(sgq)},
+                                   {"CAUSAL", "bool", causal ? 1.0 : 0.0}},
+                                  attention_params());
+  plan.workgroup = {32, sgq, 1};
+  return finish_attention(std::move(plan), function, node, 16 * sgq);
+}
+
+LoweredNode lower_attention(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+  const Shape& q = type_of(function, node.inputs[0]).shape;  // B, H, Sq, D
+  const Shape& v = type_of(function, node.inputs[2]).shape;
+  const std::int64_t D = q[3], Dv = v[3];
+  if (tier == kSubgroupMatrixTier && D <= kSgmatAttentionMaxHeadDim && Dv <= kSgmatAttentionMaxHeadDim) {
+    return lower_attention_sgmat(function, node);
+  }
   const std::int64_t tpr = D <= 48 ? 1 : D <= 96 ? 2 : 4;
   const std::int64_t bq = tpr == 1 ? 128 : tpr == 2 ? 64 : 32;
   if ((D / tpr) % 4 != 0 || (Dv / tpr) % 4 != 0 || D % tpr != 0 || Dv % tpr != 0) {
@@ -313,11 +366,6 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
   }
   if (bkv == 0) refuse(function, node, "head dimension " + std::to_string(D) + " needs more than 16 KiB of tiles");
   const bool causal = node.attrs.get_int("causal", 0, "attention") != 0;
-  std::vector<ParamField> params = {{"H", "u32"}, {"Sq", "u32"}, {"Skv", "u32"}, {"scale", "f32"}};
-  for (const char* t : {"q", "k", "v", "o"}) {
-    for (const char* f : {"off", "sb", "sh", "ss"}) params.push_back({std::string(t) + "_" + f, "u32"});
-  }
-  params.push_back({"bh", "u32"});
   KernelPlan plan = from_template("attention",
                                   {{"HEAD_DIM", "u32", static_cast<double>(D)},
                                    {"HEAD_DIM_V", "u32", static_cast<double>(Dv)},
@@ -325,22 +373,9 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
                                    {"BQ", "u32", static_cast<double>(bq)},
                                    {"BKV", "u32", static_cast<double>(bkv)},
                                    {"CAUSAL", "bool", causal ? 1.0 : 0.0}},
-                                  std::move(params));
+                                  attention_params());
   plan.workgroup = {bq * tpr, 1, 1};
-  plan.values = {
-      {"H", H}, {"Sq", Sq}, {"Skv", Skv}, {"scale", node.attrs.get_float("scale", "attention")}, {"bh", B * H}};
-  const auto dense = [&](const char* t, std::int64_t S, std::int64_t d) {
-    plan.values[std::string(t) + "_off"] = 0;
-    plan.values[std::string(t) + "_sb"] = static_cast<double>(H * S * d);
-    plan.values[std::string(t) + "_sh"] = static_cast<double>(S * d);
-    plan.values[std::string(t) + "_ss"] = static_cast<double>(d);
-  };
-  dense("q", Sq, D);
-  dense("k", Skv, D);
-  dense("v", Skv, Dv);
-  dense("o", Sq, Dv);
-  plan.launches.push_back(plain_launch("attention", fold_yz(ceil_div(Sq, bq), B * H), {0, 1, 2}, {3}));
-  return finish(std::move(plan));
+  return finish_attention(std::move(plan), function, node, bq);
 }
 
 LoweredNode lower_group_norm(const graph::Function& function, const graph::Node& node) {
@@ -567,7 +602,7 @@ LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node
   if (op == "linear") return lower_linear(function, node, tier);
   if (op == "matmul") return lower_matmul(function, node, tier);
   if (op == "conv2d_nhwc") return lower_conv(function, node, tier);
-  if (op == "attention") return lower_attention(function, node);
+  if (op == "attention") return lower_attention(function, node, tier);
   if (op == "group_norm_nhwc") return lower_group_norm(function, node);
   if (op == "layer_norm") return lower_layer_norm(function, node);
   if (op == "softmax") return lower_softmax(function, node);

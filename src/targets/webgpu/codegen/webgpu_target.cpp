@@ -208,8 +208,10 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
                                    {"maxComputeInvocationsPerWorkgroup", invocations}}},
                                  {"features", nlohmann::json::array()}};
   if (tier == webgpu::kSubgroupMatrixTier) {
-    // The kernels' fragments and their one-subgroup-per-row workgroups (matmul_sgmat.wgsl).
+    // The kernels' fragments, their one-subgroup-per-row workgroups (matmul_sgmat.wgsl) and
+    // attention_sgmat's tiles.
     requirements["features"] = {"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"};
+    requirements["limits"]["maxComputeWorkgroupStorageSize"] = webgpu::kSgmatWorkgroupStorageBytes;
     requirements["subgroup_size"] = 32;
     requirements["subgroup_matrix"] = {
         {"componentType", "f16"}, {"resultComponentType", "f32"}, {"M", 16}, {"N", 16}, {"K", 16}};
