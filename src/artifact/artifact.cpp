@@ -332,6 +332,8 @@ void Artifact::verify_shard(std::size_t index) const {
   store_->shard_bytes(index);
 }
 
+ShardLoadTimes Artifact::shard_load_times() const { return store_->load_times(); }
+
 void Artifact::release_shard(std::size_t index) const {
   check_shard_index(index);
   store_->release_shard(index);

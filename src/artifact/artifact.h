@@ -23,6 +23,7 @@
 
 #include "artifact/artifact_manifest.h"
 #include "artifact/artifact_source.h"
+#include "artifact/shard_load_times.h"
 #include "artifact/weight_index.h"
 
 namespace websd::artifact {
@@ -101,6 +102,8 @@ class Artifact {
   // Drops shard `index`'s bytes: spans from weight() into it become invalid, and its next use reads
   // and verifies it again. With verify_shard, lets a caller hold one shard at a time.
   void release_shard(std::size_t index) const;
+  // What loading shards has taken so far (reads, SHA-256 checks, decryption).
+  ShardLoadTimes shard_load_times() const;
   // Drops the resident pages of the memory-mapped weight shards (spans from weight() stay valid and
   // read the same bytes); for a runtime that switches to weights in other shards.
   void release_weight_pages() const;

@@ -1,5 +1,7 @@
 #include "artifact/weight_shard_store.h"
 
+#include <chrono>
+
 #include "artifact/artifact_hex.h"
 #include "artifact/sha256.h"
 #include "core/error.h"
@@ -18,6 +20,14 @@ std::span<const std::byte> WeightShardStore::shard_bytes(std::size_t index) cons
   return shard.bytes;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
 void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   const WeightShard& expected = shards_[index];
   const std::string relative = std::string(kWeightsDir) + "/" + expected.file;
@@ -26,16 +36,22 @@ void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
     throw Error("artifact", path + ": the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
   }
   // A source that maps keeps the stored bytes in the page cache, not in this process's memory.
+  const auto read_start = Clock::now();
   std::optional<MappedFile> mapping = source_->map(relative);
   std::vector<std::byte> fetched;
   if (!mapping) fetched = source_->read(relative);
+  times_.read_s += seconds_since(read_start);
   const std::span<const std::byte> stored = mapping ? mapping->bytes() : std::span<const std::byte>(fetched);
   if (stored.size() != expected.bytes) {
     throw Error("artifact", path + ": shard size changed since the artifact was opened: expected " +
                                 std::to_string(expected.bytes) + " bytes, found " + std::to_string(stored.size()) +
                                 " (copy the artifact again)");
   }
+  const auto verify_start = Clock::now();
   const Sha256Digest digest = sha256(stored);
+  times_.verify_s += seconds_since(verify_start);
+  times_.bytes += stored.size();
+  ++times_.shards;
   if (digest != expected.sha256) {
     throw Error("artifact", path + ": checksum mismatch: SHA-256 " + hex_encode(digest) + ", the index says " +
                                 hex_encode(expected.sha256) +
@@ -43,7 +59,10 @@ void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   }
   if (expected.iv) {
     std::vector<std::byte> plain(stored.size());
-    if (!decryptor_->decrypt(expected, stored, plain)) {
+    const auto decrypt_start = Clock::now();
+    const bool decrypted = decryptor_->decrypt(expected, stored, plain);
+    times_.decrypt_s += seconds_since(decrypt_start);
+    if (!decrypted) {
       throw Error("artifact", path +
                                   ": decryption failed: the AES-GCM tag does not match although the key check and "
                                   "checksum did (the index's iv or tag was altered: rebuild the artifact)");
@@ -67,6 +86,11 @@ void WeightShardStore::release_resident_pages() const {
   for (const LoadedShard& shard : loaded_) {
     if (shard.mapping) shard.mapping->release_pages(0, shard.mapping->size());
   }
+}
+
+ShardLoadTimes WeightShardStore::load_times() const {
+  const std::lock_guard lock(*mutex_);
+  return times_;
 }
 
 }  // namespace websd::artifact

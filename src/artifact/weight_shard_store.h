@@ -15,6 +15,7 @@
 
 #include "artifact/artifact_decryptor.h"
 #include "artifact/artifact_source.h"
+#include "artifact/shard_load_times.h"
 #include "artifact/weight_index.h"
 
 namespace websd::artifact {
@@ -37,6 +38,7 @@ class WeightShardStore {
   // process's memory and are read again from the file when touched; spans stay valid. Shards held
   // in memory are kept.
   void release_resident_pages() const;
+  ShardLoadTimes load_times() const;
 
  private:
   struct LoadedShard {
@@ -51,6 +53,7 @@ class WeightShardStore {
   std::unique_ptr<ArtifactDecryptor> decryptor_;
   mutable std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
   mutable std::vector<LoadedShard> loaded_;
+  mutable ShardLoadTimes times_;
 };
 
 }  // namespace websd::artifact

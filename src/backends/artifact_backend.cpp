@@ -53,6 +53,7 @@ struct ArtifactBackend::State {
   std::string active_network;
   runtime::OpProfile* profile = nullptr;
   runtime::LaunchProgress launch_progress;  // set_call_progress's; every executor borrows it
+  runtime::WeightLoadTimes load_times;
 
   State(artifact::Artifact opened, Residency residency_policy, std::unique_ptr<runtime::Device> given,
         const std::string& tier)
@@ -155,8 +156,10 @@ struct ArtifactBackend::State {
     const bool loaded = std::any_of(executors.begin(), executors.end(),
                                     [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
     if (target.require_memory) target.require_memory(list, !loaded, false);
+    const auto start = std::chrono::steady_clock::now();
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
-    made->bind_weights(weights, &imported_weights);
+    load_times.executors_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    made->bind_weights(weights, &imported_weights, &load_times);
     weights.release_held();
     made->set_profile(profile);
     made->set_launch_progress(&launch_progress);
@@ -275,6 +278,10 @@ void ArtifactBackend::collect_profile() {
 }
 
 void ArtifactBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }
+
+ArtifactBackend::LoadTimes ArtifactBackend::load_times() const {
+  return {state_->artifact.shard_load_times(), state_->load_times};
+}
 
 void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
   state_->profile = profile;

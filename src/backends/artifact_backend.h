@@ -23,10 +23,12 @@
 
 #include "artifact/artifact_source.h"
 #include "artifact/image_sizes.h"
+#include "artifact/shard_load_times.h"
 #include "backends/residency.h"
 #include "pipeline/diffusion_backend.h"
 #include "pipeline/tokenizer/clip_tokenizer.h"
 #include "runtime/device.h"
+#include "runtime/load_times.h"
 #include "runtime/op_profile.h"
 
 namespace websd::runtime {
@@ -113,6 +115,13 @@ class ArtifactBackend final : public DiffusionBackend {
   // submit, then finish once the device has done the work (finish throws if it has not).
   void submit_function_once(const std::string& symbol);
   void finish_function(const std::string& symbol);
+  // Where loading went so far (the cold start's parts before kernels run): shard reads and checks,
+  // weight imports, executors made.
+  struct LoadTimes {
+    artifact::ShardLoadTimes shards;
+    runtime::WeightLoadTimes weights;
+  };
+  LoadTimes load_times() const;
   // Times every launch of later calls into `profile` (nullptr stops).
   void set_profile(runtime::OpProfile* profile);
   // Adds the times of calls whose outputs were downloaded through the device (not waited on by

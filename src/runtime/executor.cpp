@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
@@ -93,7 +94,11 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
 
 Executor::~Executor() = default;
 
-void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared) {
+void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, WeightLoadTimes* times) {
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
   std::vector<BufferPtr> weights;
   weights.reserve(list_.weights.size());
   for (const LaunchWeight& weight : list_.weights) {
@@ -103,7 +108,9 @@ void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared) {
         continue;
       }
     }
+    const auto read_start = Clock::now();
     const WeightBytes data = source.read(weight);
+    if (times != nullptr) times->read_s += since(read_start);
     // A packed weight may be padded, never smaller; a row-major one is exactly its type.
     const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
     if (weight.layout.empty() ? data.bytes.size() != logical : data.bytes.size() < logical) {
@@ -112,7 +119,13 @@ void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared) {
                                   ", its launch list wants " + weight.type.to_string() +
                                   " (edited or corrupt: rebuild the artifact)");
     }
+    const auto import_start = Clock::now();
     weights.push_back(device_.import_weight(weight, data));
+    if (times != nullptr) {
+      times->import_s += since(import_start);
+      times->bytes += data.bytes.size();
+      ++times->weights;
+    }
     if (shared != nullptr) shared->remember(weight, weights.back());
   }
   weights_ = std::move(weights);

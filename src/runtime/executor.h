@@ -27,6 +27,7 @@
 #include "runtime/device.h"
 #include "runtime/device_weight_cache.h"
 #include "runtime/launch_list.h"
+#include "runtime/load_times.h"
 #include "runtime/op_profile.h"
 
 namespace websd::runtime {
@@ -57,7 +58,8 @@ class Executor {
   // the source's dtype), a packed one at least that many; else websd::Error("artifact") naming it.
   // With `shared`, a weight another executor imported into this device and still holds is reused
   // without reading the source (device_weight_cache.h), and each new import is recorded there.
-  void bind_weights(WeightSource& source, DeviceWeightCache* shared = nullptr);
+  // With `times`, the reads' and imports' seconds and bytes are added to it.
+  void bind_weights(WeightSource& source, DeviceWeightCache* shared = nullptr, WeightLoadTimes* times = nullptr);
   void release_weights();
   bool weights_bound() const { return weights_.size() == list_.weights.size(); }
 

@@ -63,6 +63,7 @@ struct Runtime {
   std::string image_json;
   std::string progress_json;
   std::string info_json;
+  std::string load_json;
   std::string error;
   // What websd_stage_init_* filled for the next websd_begin, which takes it.
   std::optional<RgbImage> staged_image;
@@ -305,6 +306,23 @@ EMSCRIPTEN_KEEPALIVE const char* websd_info_json() {
       },
       nullptr);
 }
+EMSCRIPTEN_KEEPALIVE const char* websd_load_json() {
+  return guarded(
+      []() -> const char* {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_load_json before websd_open");
+        const backends::ArtifactBackend::LoadTimes times = rt.backend->load_times();
+        rt.load_json =
+            nlohmann::json{{"shard_read_s", times.shards.read_s},       {"shard_verify_s", times.shards.verify_s},
+                           {"shard_decrypt_s", times.shards.decrypt_s}, {"shard_bytes", times.shards.bytes},
+                           {"weight_read_s", times.weights.read_s},     {"weight_import_s", times.weights.import_s},
+                           {"weight_bytes", times.weights.bytes},       {"executors_s", times.weights.executors_s}}
+                .dump();
+        return rt.load_json.c_str();
+      },
+      nullptr);
+}
+
 EMSCRIPTEN_KEEPALIVE const char* websd_image_json() { return web_state().image_json.c_str(); }
 
 EMSCRIPTEN_KEEPALIVE const std::uint8_t* websd_image_rgb() {

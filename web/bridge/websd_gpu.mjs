@@ -125,6 +125,8 @@ export class GpuBridge {
     this.pending = 0;       // reads and compilations not yet delivered
     this.compiling = 0;     // kernels whose pipelines are not made yet
     this.kernelsCreated = 0;  // kernels asked for so far (a page shows compiling progress against it)
+    this.compileSeconds = 0;  // wall time while at least one pipeline was compiling
+    this.compileStart = 0;
     this.deferred = null;   // commands queued behind a run that waits on compilation (see defer)
     this.waiters = [];      // settled() promises waiting for pending == 0
     this.error = null;
@@ -231,6 +233,7 @@ export class GpuBridge {
     const kernel = { kind: 'kernel', name: label, layout, bindingCount: bindings.length, uniformBytes, pipeline: null };
     const handle = this.hold(kernel);
     this.pending += 1;
+    if (this.compiling === 0) this.compileStart = performance.now();
     this.compiling += 1;
     this.kernelsCreated += 1;
     // A WGSL error surfaces in this scope (not as an uncaptured error), so it can name the kernel.
@@ -245,6 +248,7 @@ export class GpuBridge {
       else kernel.pipeline = made.value;
     }).finally(() => {
       this.compiling -= 1;
+      if (this.compiling === 0) this.compileSeconds += (performance.now() - this.compileStart) / 1000;
       this.done();
     });
     return handle;

@@ -244,6 +244,9 @@ async function run(mode, artifact, requestPath, outDir) {
       step_s: seconds(parts.step),
       decode_s: seconds(parts.decode),
       peak_gpu_bytes: bridge.peakBytes ?? null,
+      // The cold start's parts: the runtime's shard reads, checks and weight imports, and the wall
+      // time while pipelines compiled (overlapping the rest).
+      load: { ...JSON.parse(module.ccall('websd_load_json', 'string', [], []) ?? '{}'), pipelines_s: bridge.compileSeconds },
       peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
     } }) + '\n');
   }

@@ -138,6 +138,7 @@ struct BenchResult {
   std::string adapter;
   std::string tier;  // the kernel tier it ran (empty: an artifact of one lowering)
   std::uint64_t peak_gpu_bytes = 0;
+  nlohmann::json load;  // webgpu: the runner's load parts (websd_load_json, pipelines_s)
   runtime::OpProfile text_profile, unet_profile, vae_profile;
 };
 
@@ -249,12 +250,29 @@ nlohmann::json result_json(const BenchResult& result, const BenchOptions& option
           {"peak_rss_bytes", result.peak_rss},
           {"open_s", result.open_seconds},
           {"open_peak_rss_bytes", result.open_peak_rss},
-          {"time_to_first_step_s", result.backend == "model" ? nlohmann::json(time_to_first_step(result)) : nullptr},
+          {"time_to_first_step_s",
+           result.backend == "model" || !result.adapter.empty() ? nlohmann::json(time_to_first_step(result)) : nullptr},
           {"weight_cache", result.weight_cache_hits},
           {"adapter", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.adapter)},
           {"tier", result.tier.empty() ? nlohmann::json() : nlohmann::json(result.tier)},
           {"peak_gpu_bytes", result.adapter.empty() ? nlohmann::json() : nlohmann::json(result.peak_gpu_bytes)},
+          {"load", result.load},
           {"openmp", openmp_json()}};
+}
+
+// The webgpu runner's load parts: where the first calls' seconds went before kernels ran.
+void print_load(const nlohmann::json& load) {
+  const auto at = [&](const char* key) { return load.value(key, 0.0); };
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::printf("%-28s %10.3f s   (%.2f GiB of shards read into the runtime)\n", "  of which: shard reads",
+              at("shard_read_s"), at("shard_bytes") / kGiB);
+  std::printf("%-28s %10.3f s\n", "  shards' SHA-256 checks", at("shard_verify_s"));
+  std::printf("%-28s %10.3f s   (%.2f GiB as stored; widening f16 included)\n", "  weights handed to the GPU",
+              at("weight_import_s"), at("weight_bytes") / kGiB);
+  std::printf("%-28s %10.3f s   (kernel files read and checked, pipelines asked for)\n", "  executors made",
+              at("executors_s"));
+  std::printf("%-28s %10.3f s   (wall time while any pipeline compiled, overlapping the rest)\n",
+              "  pipelines compiling", at("pipelines_s"));
 }
 
 void print_result(const BenchResult& result, const BenchOptions& options) {
@@ -283,6 +301,9 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
                 "time to first step", time_to_first_step(result), weight_cache_text(result).c_str());
   }
   if (!result.adapter.empty()) {
+    std::printf("%-28s %10.3f s   (open, first text encoder call, first UNet call less a step)\n", "time to first step",
+                time_to_first_step(result));
+    if (result.load.is_object()) print_load(result.load);
     std::printf("%-28s %10.2f GiB   (buffers held at once)\n", "peak GPU memory",
                 static_cast<double>(result.peak_gpu_bytes) / (1024.0 * 1024.0 * 1024.0));
   }
@@ -355,6 +376,7 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
   result.peak_gpu_bytes = bench.value("peak_gpu_bytes", nlohmann::json(0)).is_number()
                               ? bench.at("peak_gpu_bytes").get<std::uint64_t>()
                               : 0;
+  result.load = bench.value("load", nlohmann::json());
   result.text = {prepare.front(), prepare.front()};
   result.unet = {steps.front(), median(std::vector<double>(steps.begin() + 1, steps.end()))};
   result.vae = {decode.front(), median(std::vector<double>(decode.begin() + 1, decode.end()))};

@@ -169,6 +169,13 @@ TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
   EXPECT_GT(json.at("peak_gpu_bytes").get<std::uint64_t>(), 0u);
   // SwiftShader offers no shader-f16: the base tier, named.
   EXPECT_EQ(json.at("tier"), "f32");
+  // The cold start's parts: every weight read, checked and handed to the GPU, pipelines compiled.
+  const nlohmann::json& load = json.at("load");
+  EXPECT_GT(load.at("shard_bytes").get<std::uint64_t>(), 0u);
+  EXPECT_GT(load.at("weight_bytes").get<std::uint64_t>(), 0u);
+  EXPECT_GT(load.at("weight_import_s").get<double>(), 0);
+  EXPECT_GT(load.at("pipelines_s").get<double>(), 0);
+  EXPECT_GT(json.at("time_to_first_step_s").get<double>(), 0);
 }
 
 TEST(WebGpuTiers, InspectListsThemAndATierTheAdapterLacksIsOneClearError) {
