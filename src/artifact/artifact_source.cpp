@@ -10,6 +10,8 @@ std::optional<MappedFile> ArtifactSource::map(std::string_view) const { return s
 
 std::optional<std::string> ArtifactSource::local_path(std::string_view) const { return std::nullopt; }
 
+std::optional<Sha256Digest> ArtifactSource::read_digest(std::string_view) const { return std::nullopt; }
+
 std::string ArtifactSource::where(std::string_view relative_path) const {
   return describe() + "/" + std::string(relative_path);
 }

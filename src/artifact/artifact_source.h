@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/sha256.h"
 #include "io/mapped_file.h"
 
 namespace websd::artifact {
@@ -33,6 +34,13 @@ class ArtifactSource {
   // The file's path on this machine's file system, or nullopt when the source has none (fetched
   // files); for the native code that needs a path (dlopen of a kernel library).
   virtual std::optional<std::string> local_path(std::string_view relative_path) const;
+  // The SHA-256 of the bytes the last read() of the file returned, when the source computed it
+  // while reading (a host hashing natively: Node's crypto) or holds the file only after checking it
+  // against this same artifact's index (a page's cache, keyed by the digest): the weight shards are
+  // then compared with the index by this digest instead of hashed again (in WebAssembly, 5-10x
+  // slower than native). nullopt: the runtime hashes. The host supplies the bytes either way, so
+  // trusting its digest adds nothing to what it could already change.
+  virtual std::optional<Sha256Digest> read_digest(std::string_view relative_path) const;
 
   // describe() + "/" + relative_path, for messages about one file.
   std::string where(std::string_view relative_path) const;

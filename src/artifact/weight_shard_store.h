@@ -1,5 +1,6 @@
 // The runtime's view of an artifact's weight shards: each shard is read through the artifact's
-// source the first time one of its tensors is asked for, its SHA-256 is checked against the index
+// source the first time one of its tensors is asked for, its SHA-256 (or the digest the source
+// computed while reading it: ArtifactSource::read_digest) is checked against the index
 // before anything else, and it is then kept until released: memory-mapped when the source maps and
 // the shard is stored in plain form, otherwise in memory (decrypted when encrypted). Returned spans
 // stay valid until the shard is released or the store destroyed. Thread-safe: loads are serialised;

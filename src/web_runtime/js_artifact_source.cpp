@@ -40,4 +40,12 @@ std::vector<std::byte> JsArtifactSource::read(std::string_view relative_path) co
   return data;
 }
 
+std::optional<artifact::Sha256Digest> JsArtifactSource::read_digest(std::string_view relative_path) const {
+  artifact::Sha256Digest digest{};
+  const int given = websd_files_digest(std::string(relative_path).c_str(), digest.data());
+  if (given < 0) throw Error("artifact", where(relative_path) + ": " + take_host_error());
+  if (given == 0) return std::nullopt;
+  return digest;
+}
+
 }  // namespace websd::web

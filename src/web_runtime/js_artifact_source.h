@@ -17,6 +17,9 @@ class JsArtifactSource final : public artifact::ArtifactSource {
   std::string describe() const override { return describe_; }
   std::optional<std::uint64_t> size(std::string_view relative_path) const override;
   std::vector<std::byte> read(std::string_view relative_path) const override;
+  // The host's digest of the last read (Node hashes natively as it reads; a page gives the digest
+  // its cache was keyed and checked by), when it has one.
+  std::optional<artifact::Sha256Digest> read_digest(std::string_view relative_path) const override;
 
  private:
   std::string describe_;

@@ -12,6 +12,10 @@ int websd_files_describe(char* out, int capacity);
 double websd_files_size(const char* path);
 // Copies the whole file (exactly `bytes` bytes) to `out`; 0, or -1 when it failed.
 int websd_files_read(const char* path, void* out, double bytes);
+// Writes to `out` (32 bytes) the SHA-256 of what the last websd_files_read of `path` delivered,
+// when the host computed or checked it (web_host_library.js: files.digest); 1 when written, 0 when
+// the host has none, -1 when asking failed.
+int websd_files_digest(const char* path, unsigned char* out);
 // The message kept by the last failed call, taken (cleared).
 int websd_host_error_bytes();
 void websd_host_error_take(char* out, int capacity);

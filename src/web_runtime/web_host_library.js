@@ -3,7 +3,9 @@
 //   websdFiles: { describe: 'where the artifact is', size(path) -> number of bytes or null,
 //                 read(path) -> Uint8Array,   (synchronous: a page fetches and verifies first)
 //                 readInto(path, target) -> bytes read (optional: fills `target`, a view of
-//                 the runtime's memory, without an intermediate copy) }
+//                 the runtime's memory, without an intermediate copy),
+//                 digest(path) -> the SHA-256 (32 bytes) of what the last read delivered, or null
+//                 (optional: a host that hashes natively or holds only checked files) }
 //   websdStderr(text)                          (optional: where progress and messages go)
 // A JS exception never unwinds into wasm: its message is kept for websd_host_error_take.
 // Written in plain ES5-style functions: emscripten 3.1.6 preprocesses library files as text.
@@ -60,6 +62,23 @@ mergeInto(LibraryManager.library, {
       if (data.length !== bytes) throw new Error('read ' + data.length + ' bytes, expected ' + bytes);
       target.set(data);
       return 0;
+    } catch (e) {
+      websdHost.keep(e);
+      return -1;
+    }
+  },
+
+  // files.digest(path) (optional) -> the 32-byte SHA-256 of what the last read of `path`
+  // delivered, or null: the runtime then compares it with the index instead of hashing the shard.
+  websd_files_digest__deps: ['$websdHost'],
+  websd_files_digest: function(path, out) {
+    try {
+      var files = websdHost.files();
+      var digest = files.digest ? files.digest(UTF8ToString(path)) : null;
+      if (!digest) return 0;
+      if (digest.length !== 32) throw new Error('a SHA-256 digest has 32 bytes, not ' + digest.length);
+      HEAPU8.set(digest, out >>> 0);
+      return 1;
     } catch (e) {
       websdHost.keep(e);
       return -1;

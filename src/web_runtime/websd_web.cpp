@@ -312,12 +312,17 @@ EMSCRIPTEN_KEEPALIVE const char* websd_load_json() {
         Runtime& rt = web_state();
         if (!rt.backend) throw Error("web", "websd_load_json before websd_open");
         const backends::ArtifactBackend::LoadTimes times = rt.backend->load_times();
-        rt.load_json =
-            nlohmann::json{{"shard_read_s", times.shards.read_s},       {"shard_verify_s", times.shards.verify_s},
-                           {"shard_decrypt_s", times.shards.decrypt_s}, {"shard_bytes", times.shards.bytes},
-                           {"weight_read_s", times.weights.read_s},     {"weight_import_s", times.weights.import_s},
-                           {"weight_bytes", times.weights.bytes},       {"executors_s", times.weights.executors_s}}
-                .dump();
+        rt.load_json = nlohmann::json{{"shard_read_s", times.shards.read_s},
+                                      {"shard_verify_s", times.shards.verify_s},
+                                      {"shard_decrypt_s", times.shards.decrypt_s},
+                                      {"shard_bytes", times.shards.bytes},
+                                      {"shards", times.shards.shards},
+                                      {"shards_hashed_by_host", times.shards.hashed_by_source},
+                                      {"weight_read_s", times.weights.read_s},
+                                      {"weight_import_s", times.weights.import_s},
+                                      {"weight_bytes", times.weights.bytes},
+                                      {"executors_s", times.weights.executors_s}}
+                           .dump();
         return rt.load_json.c_str();
       },
       nullptr);

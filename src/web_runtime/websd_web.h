@@ -49,7 +49,8 @@ const char* websd_progress_json();
 // "scheduler_class" (its own config's), "max_tokens"}; null after an error.
 const char* websd_info_json();
 // What loading has taken so far (ArtifactBackend::load_times): {"shard_read_s", "shard_verify_s",
-// "shard_decrypt_s", "shard_bytes", "weight_read_s" (shard loads included), "weight_import_s"
+// "shard_decrypt_s", "shard_bytes", "shards", "shards_hashed_by_host" (checked by the host's digest:
+// files.digest), "weight_read_s" (shard loads included), "weight_import_s"
 // (widening and handing to the GPU), "weight_bytes", "executors_s"}; null after an error.
 const char* websd_load_json();
 // Staging buffers for the next websd_begin (null after an error: a size out of range).

@@ -10,15 +10,18 @@
 #include <vector>
 
 #include "artifact/artifact.h"
+#include "artifact/sha256.h"
 #include "artifact_file_edits.h"
 #include "fetched_source.h"
 #include "fixture_artifact.h"
 #include "runtime/artifact_weight_source.h"
+#include "support/error_text.h"
 #include "support/fixtures.h"
 
 namespace websd::artifact {
 namespace {
 
+using test::error_of;
 using test::FetchedSource;
 
 Artifact open_fetched(const std::string& dir, const std::shared_ptr<FetchedSource::Reads>& reads) {
@@ -51,6 +54,31 @@ TEST(ArtifactSource, ShardsAreReadOnceWhenVerifiedAndAgainAfterRelease) {
   fetched.weight(first.name);
   EXPECT_EQ(reads->count["weights/" + fetched.shards()[first.shard].file], 2)
       << "a released shard is read and verified again";
+}
+
+TEST(ArtifactSource, AShardIsCheckedByTheDigestItsSourceComputedWhenItGivesOne) {
+  const std::string dir = test::fixture_cpu_artifact();
+  const auto open_with = [&](std::function<std::optional<Sha256Digest>(const std::string&)> digest_of) {
+    auto source = std::make_unique<FetchedSource>(dir, std::make_shared<FetchedSource::Reads>());
+    source->set_digests(std::move(digest_of));
+    return Artifact::open(std::move(source), ArtifactOpenOptions::for_target("cpu"));
+  };
+  // The true digests (what a host hashing as it reads reports): no hashing in the runtime.
+  const Artifact hashed = open_with([&](const std::string& path) -> std::optional<Sha256Digest> {
+    const std::string bytes = test::read_bytes(dir + "/" + path);
+    return sha256(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  });
+  hashed.verify_shard(0);
+  EXPECT_EQ(hashed.shard_load_times().hashed_by_source, 1);
+  EXPECT_EQ(hashed.shard_load_times().shards, 1);
+  // A digest that is not the index's is a checksum mismatch, as the runtime's own would be.
+  const Artifact lying = open_with([](const std::string&) { return std::optional<Sha256Digest>(Sha256Digest{}); });
+  EXPECT_NE(error_of([&] { lying.verify_shard(0); }).find("checksum mismatch: SHA-256 0000"), std::string::npos);
+  // No digest: the runtime hashes.
+  const Artifact plain = open_with([](const std::string&) { return std::nullopt; });
+  plain.verify_shard(0);
+  EXPECT_EQ(plain.shard_load_times().hashed_by_source, 0);
+  EXPECT_EQ(plain.shard_load_times().shards, 1);
 }
 
 TEST(ArtifactSource, ListedFilesAreBytesAndHaveNoLocalPath) {

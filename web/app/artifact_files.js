@@ -24,6 +24,10 @@ function hex(buffer) {
   return [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+function unhex(text) {
+  return new Uint8Array(text.match(/../g).map((byte) => parseInt(byte, 16)));
+}
+
 async function fetchJson(url) {
   const response = await fetch(url, { cache: 'no-cache' });
   if (!response.ok) throw new LoadError('manifest', `${url}: HTTP ${response.status}`);
@@ -131,8 +135,9 @@ async function download(url, path, bytes, onBytes) {
 
 // Loads the artifact at `base` (a URL ending in '/'). onProgress({stage, done, total, bytesDone,
 // bytesTotal, bytesPerSecond}) reports downloads ('downloading') and cache reads ('cached').
-// Returns { files: Map(path -> Uint8Array), manifest, downloaded (count of files fetched),
-// resumed (of those, how many continued a download that broke off) }. A failed download throws
+// Returns { files: Map(path -> Uint8Array), digests: Map(path -> 32-byte SHA-256 of the bytes in
+// files, checked on download or read from the cache entry keyed by it), manifest, downloaded
+// (count of files fetched), resumed (of those, how many continued a download that broke off) }. A failed download throws
 // LoadError 'download'; calling again resumes it.
 export async function loadArtifactFiles(base, onProgress = () => {}) {
   const manifestFile = await fetchJson(new URL('manifest.json', base));
@@ -143,6 +148,7 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
   const seal = await fetchJson(new URL('seal.json', base));
   const index = await fetchJson(new URL('weights/index.json', base));
   const files = new Map([['manifest.json', manifestFile.bytes], ['seal.json', seal.bytes], ['weights/index.json', index.bytes]]);
+  const digests = new Map();
   const needed = neededFiles(manifest, index.json);
   const cache = 'caches' in globalThis ? await caches.open(CACHE_NAME) : null;
   const bytesTotal = needed.reduce((sum, file) => sum + file.bytes, 0);
@@ -162,6 +168,7 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
       const data = new Uint8Array(await hit.arrayBuffer());
       if (data.length === bytes) {
         files.set(path, data);
+        digests.set(path, unhex(sha256));  // the cache holds only what was checked when it entered
         bytesDone += bytes;
         report('cached', i + 1);
         continue;
@@ -190,10 +197,11 @@ export async function loadArtifactFiles(base, onProgress = () => {}) {
       }
     }
     files.set(path, data);
+    digests.set(path, unhex(sha256));
     downloaded += 1;
     report('downloading', i + 1);
   }
-  return { files, manifest, downloaded, resumed };
+  return { files, digests, manifest, downloaded, resumed };
 }
 
 // Bytes kept by this page's file cache, and the storage estimate (usage, quota) where offered.

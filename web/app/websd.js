@@ -118,7 +118,7 @@ class WebsdPage extends EventTarget {
   async load() {
     const started = performance.now();
     if (!navigator.gpu) throw new WebsdError('no-webgpu', 'navigator.gpu is missing');
-    const { files, manifest, downloaded, resumed } = await loadArtifactFiles(this.base, (p) => this.progress({ stage: p.stage, ...p }));
+    const { files, digests, manifest, downloaded, resumed } = await loadArtifactFiles(this.base, (p) => this.progress({ stage: p.stage, ...p }));
     this.downloaded = downloaded;
     this.resumed = resumed;
     // The runtime's script before the GPU: a download that fails here can still be retried.
@@ -146,6 +146,9 @@ class WebsdPage extends EventTarget {
           if (!files.has(path)) throw new Error(`${path} is not loaded by the page`);
           return files.get(path);
         },
+        // Checked once, when the file entered the page's cache (artifact_files.js): the runtime
+        // compares this with the index instead of hashing every shard again at each load.
+        digest: (path) => digests.get(path) ?? null,
       },
       websdStderr: (text) => {
         stderr.push(text);

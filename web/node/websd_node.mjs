@@ -20,6 +20,7 @@
 // and errors go to standard error, and a failure exits with status 1 and one line "websd: ...".
 // Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
 // awaits the GPU between its calls, as a page does.
+import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
@@ -60,6 +61,7 @@ function open(module, bridge, redraw = 0) {
 // the relative paths its manifest lists, never outside the folder.
 function folderFiles(artifact) {
   const root = resolve(artifact);
+  const digests = new Map();  // path -> SHA-256 of its last readInto
   const inside = (path) => {
     const full = resolve(root, path);
     if (isAbsolute(path) || !full.startsWith(root + sep)) throw new Error(`${path}: not a path inside ${root}`);
@@ -74,6 +76,7 @@ function folderFiles(artifact) {
     read: (path) => readFileSync(inside(path)),
     // Straight into the runtime's memory: a 2 GB model read through read() would leave its
     // shards' Buffers to the garbage collector, which a synchronous upload loop gives no turn.
+    // Hashed here as read, natively (OpenSSL: several times WebAssembly's speed), for digest().
     readInto(path, target) {
       const fd = openSync(inside(path), 'r');
       try {
@@ -83,10 +86,16 @@ function folderFiles(artifact) {
           if (got === 0) break;
           done += got;
         }
+        digests.set(path, createHash('sha256').update(target.subarray(0, done)).digest());
         return done;
       } finally {
         closeSync(fd);
       }
+    },
+    digest(path) {
+      const digest = digests.get(path) ?? null;
+      digests.delete(path);
+      return digest;
     },
   };
 }
