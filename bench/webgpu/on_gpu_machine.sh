@@ -55,6 +55,7 @@ echo -n "build: " && { time "$websd" build --model "$work/sd15" --target webgpu 
   --force >"$work/build.log"; } 2>&1
 tail -12 "$work/build.log"
 echo "artifact: $(du -sh "$work/sd15-webgpu" | cut -f1), $(ls "$work/sd15-webgpu/kernels" | wc -l) WGSL modules"
+"$websd" inspect "$work/sd15-webgpu" | grep -A3 '^tiers'  # kernel files and dispatches a step, per tier
 for tier in "${tiers[@]}"; do
   echo "-- tier $tier"
   "$websd" bench --artifact "$work/sd15-webgpu" --tier "$tier" --runs "$runs" --profile ||

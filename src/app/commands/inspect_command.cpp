@@ -163,7 +163,17 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
                                       ? &(*tier_lists)[name]
                                       : nullptr;
     std::set<std::string> files;
+    // A denoising step's dispatches: the guided UNet's launches (unet_cfg; an artifact without it
+    // runs unet twice).
+    nlohmann::json step_dispatches = nullptr;
     if (lists != nullptr && lists->is_object()) {
+      for (const char* symbol : {"unet_cfg", "unet"}) {
+        if (!step_dispatches.is_null() || !lists->contains(symbol)) continue;
+        const nlohmann::json& list = (*lists)[symbol];
+        if (list.is_object() && list.contains("launches") && list["launches"].is_array()) {
+          step_dispatches = {{"function", symbol}, {"launches", list["launches"].size()}};
+        }
+      }
       for (const auto& [symbol, list] : lists->items()) {
         if (!list.is_object() || !list.contains("kernels") || !list["kernels"].is_array()) continue;
         for (const auto& kernel : list["kernels"]) {
@@ -183,6 +193,7 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
     entry["automatic"] = tier.value("automatic", true);
     entry["kernel_files"] = files.size();
     entry["kernel_bytes"] = bytes;
+    entry["step_dispatches"] = step_dispatches;
     entry["summary"] = tier.value("summary", "");
     summary.push_back(std::move(entry));
   }
@@ -267,9 +278,14 @@ void print_text(const ordered_json& summary) {
     for (const auto& tier : tiers) {
       std::string features;
       for (const auto& f : tier["features"]) features += (features.empty() ? "" : ", ") + f.get<std::string>();
-      std::printf("  %-19s %llu kernel files, %s; needs %s%s\n", tier["name"].get<std::string>().c_str(),
+      const auto& step = tier["step_dispatches"];
+      const std::string dispatches = step.is_null()
+                                         ? ""
+                                         : ", " + std::to_string(step["launches"].get<std::uint64_t>()) +
+                                               " dispatches a step (" + step["function"].get<std::string>() + ")";
+      std::printf("  %-19s %llu kernel files, %s%s; needs %s%s\n", tier["name"].get<std::string>().c_str(),
                   static_cast<unsigned long long>(tier["kernel_files"].get<std::uint64_t>()),
-                  human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(),
+                  human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(), dispatches.c_str(),
                   features.empty() ? "no optional features" : features.c_str(),
                   tier["automatic"].get<bool>() ? "" : "; only when asked (--tier)");
     }

@@ -182,6 +182,7 @@ TEST(WebGpuTiers, InspectListsThemAndATierTheAdapterLacksIsOneClearError) {
   const auto inspected = test::run_websd({"inspect", webgpu_artifact()});
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
   EXPECT_NE(inspected.out.find("tiers       2"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find(" dispatches a step (unet_cfg)"), std::string::npos) << inspected.out;
   EXPECT_NE(inspected.out.find("needs shader-f16, subgroups, chromium-experimental-subgroup-matrix; only when asked"),
             std::string::npos)
       << inspected.out;
