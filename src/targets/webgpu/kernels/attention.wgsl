@@ -24,20 +24,7 @@
 //   B*H <= 65535: (B*H, 1), else z = ceil(B*H / 65535), y = ceil(B*H / z);
 //   pair = wg.y + wg.z * num_workgroups.y (b = pair / H, h = pair % H).
 
-struct Params {
-  H: u32, Sq: u32, Skv: u32, scale: f32,
-  q_off: u32, q_sb: u32, q_sh: u32, q_ss: u32,
-  k_off: u32, k_sb: u32, k_sh: u32, k_ss: u32,
-  v_off: u32, v_sb: u32, v_sh: u32, v_ss: u32,
-  o_off: u32, o_sb: u32, o_sh: u32, o_ss: u32,
-  bh: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> k: array<f32>;
-@group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-@group(0) @binding(4) var<uniform> params: Params;
+// requires: attention_io (common/attention_io.wgsl: struct Params and the bindings listed above)
 
 const WG: u32 = BQ * TPR;
 const D4: u32 = HEAD_DIM / 4u;
