@@ -68,11 +68,7 @@ fn attention(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
   let vbase = params.v_off + bi * params.v_sb + hi * params.v_sh;
   // Keys j <= limit are visible (causal); the workgroup stops after its last row's last key.
   let limit = i32(i) + i32(Skv) - i32(Sq);
-  var kv_end = Skv;
-  if (CAUSAL) {
-    let last = i32(min(wg.x * BQ + BQ, Sq)) - 1 + i32(Skv) - i32(Sq);
-    kv_end = u32(clamp(last + 1, 0, i32(Skv)));
-  }
+  let kv_end = keys_end(wg.x * BQ, BQ);
 
   for (var kv0 = 0u; kv0 < kv_end; kv0 += BKV) {
     for (var e = t; e < BKV * HEAD_DIM; e += WG) {

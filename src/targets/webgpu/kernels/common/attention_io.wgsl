@@ -14,3 +14,12 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
+
+// The keys the query rows [row0, row0 + rows) read: all of them, or with CAUSAL (a constant of the
+// including template) those up to the last row's last visible one (query i sees keys
+// j <= i + Skv - Sq).
+fn keys_end(row0: u32, rows: u32) -> u32 {
+  if (!CAUSAL) { return params.Skv; }
+  let last = i32(min(row0 + rows, params.Sq)) - 1 + i32(params.Skv) - i32(params.Sq);
+  return u32(clamp(last + 1, 0, i32(params.Skv)));
+}
