@@ -16,15 +16,10 @@
 namespace websd::webgpu {
 
 // The kernel tiers: every function lowered once per tier. f32 runs on every adapter; subgroup-matrix
-// runs GEMMs, convolutions and attention on tensor cores (f16 operands, f32 accumulation) where the
-// adapter offers `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix` (f16 -> f32
-// 16x16x16) and 32 KiB of workgroup memory.
+// runs GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation) where the adapter
+// offers `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix` (f16 -> f32 16x16x16).
 inline constexpr const char* kF32Tier = "f32";
 inline constexpr const char* kSubgroupMatrixTier = "subgroup-matrix";
-// The widest heads attention_sgmat.wgsl takes (four fragments); wider ones use attention.wgsl.
-inline constexpr std::int64_t kSgmatAttentionMaxHeadDim = 64;
-// The workgroup memory the subgroup-matrix tier's kernels may use (attention_sgmat: up to 30 KiB).
-inline constexpr std::int64_t kSgmatWorkgroupStorageBytes = 32768;
 
 struct LoweredNode {
   std::vector<passes::NodeLaunch> launches;
@@ -42,8 +37,7 @@ bool webgpu_attention_fits(std::int64_t head_dim, std::int64_t value_head_dim);
 // target's kernels do not implement (a concat of more than two inputs, padding with a value other
 // than 0, softmax over an axis other than the last, a matmul without transpose_b, a head
 // dimension not a multiple of 4 per thread, ...).
-// `tier` (kF32Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls, convolutions
-// and attention.
+// `tier` (kF32Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls and convolutions.
 LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node,
                               const std::string& tier = kF32Tier);
 

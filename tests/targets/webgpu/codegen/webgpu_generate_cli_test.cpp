@@ -183,7 +183,7 @@ TEST(WebGpuTiers, InspectListsThemAndATierTheAdapterLacksIsOneClearError) {
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
   EXPECT_NE(inspected.out.find("tiers       2"), std::string::npos) << inspected.out;
   EXPECT_NE(inspected.out.find(" dispatches a step (unet_cfg)"), std::string::npos) << inspected.out;
-  EXPECT_NE(inspected.out.find("needs shader-f16, subgroups, chromium-experimental-subgroup-matrix; only when asked"),
+  EXPECT_NE(inspected.out.find("needs shader-f16, subgroups, chromium-experimental-subgroup-matrix\n"),
             std::string::npos)
       << inspected.out;
   const std::string dir = test::make_temp_dir("webgpu-tier");

@@ -115,10 +115,7 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
        lower_webgpu_node(function, nodes[4])},
       {"attention",
        {{"B", 2}, {"H", 8}, {"Sq", 64}, {"Skv", 64}, {"D", 40}, {"scale", 0.158113883}},
-       lower_webgpu_node(function, nodes[5])},
-      {"attention_sgmat",
-       {{"B", 2}, {"H", 8}, {"Sq", 64}, {"Skv", 64}, {"D", 40}, {"scale", 0.158113883}},
-       lower_webgpu_node(function, nodes[5], kSubgroupMatrixTier)}};
+       lower_webgpu_node(function, nodes[5])}};
   ASSERT_GT(cases[5].lowered.launches.size(), 1u) << "the split-K case no longer splits";
 
   const std::string dir = test::make_temp_dir("wgsl-contract");
