@@ -14,7 +14,7 @@
 //   HEAD_DIM: u32 (D), HEAD_DIM_V: u32 (Dv)  D/TPR and Dv/TPR multiples of 4
 //   TPR: u32 [1 for D <= 48, 2 for D <= 96, 4 beyond]  threads per query row
 //   BQ: u32 [128 at TPR 1, 64 at TPR 2, 32 at TPR 4]  query rows per workgroup; BQ * TPR <= 256
-//   BKV: u32 [the largest of 32, 16, 8, 4 that fits: 40 -> 32, 64 -> 16, 80 -> 8, 160 -> 8]
+//   BKV: u32 [the largest of 16, 8, 4 that fits: 40 -> 16, 64 -> 16, 80 -> 8, 160 -> 8]
 //   CAUSAL: bool [false]
 //   Workgroup memory 4 * (BKV * (D + Dv) + (TPR > 1 ? BQ * TPR * (BKV + 1) : 1)) bytes <= 16384.
 // Bindings (@group(0)): 0 q: read, 1 k: read, 2 v: read, 3 out: read_write, 4 params: uniform Params.
