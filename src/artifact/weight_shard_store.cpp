@@ -1,10 +1,9 @@
 #include "artifact/weight_shard_store.h"
 
-#include <chrono>
-
 #include "artifact/artifact_hex.h"
 #include "artifact/sha256.h"
 #include "core/error.h"
+#include "core/stopwatch.h"
 
 namespace websd::artifact {
 
@@ -20,14 +19,6 @@ std::span<const std::byte> WeightShardStore::shard_bytes(std::size_t index) cons
   return shard.bytes;
 }
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
-
 void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   const WeightShard& expected = shards_[index];
   const std::string relative = std::string(kWeightsDir) + "/" + expected.file;
@@ -36,21 +27,21 @@ void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
     throw Error("artifact", path + ": the artifact is encrypted (aes-256-gcm) but no key was given (pass --key-file)");
   }
   // A source that maps keeps the stored bytes in the page cache, not in this process's memory.
-  const auto read_start = Clock::now();
+  const Stopwatch read_time;
   std::optional<MappedFile> mapping = source_->map(relative);
   std::vector<std::byte> fetched;
   if (!mapping) fetched = source_->read(relative);
-  times_.read_s += seconds_since(read_start);
+  times_.read_s += read_time.seconds();
   const std::span<const std::byte> stored = mapping ? mapping->bytes() : std::span<const std::byte>(fetched);
   if (stored.size() != expected.bytes) {
     throw Error("artifact", path + ": shard size changed since the artifact was opened: expected " +
                                 std::to_string(expected.bytes) + " bytes, found " + std::to_string(stored.size()) +
                                 " (copy the artifact again)");
   }
-  const auto verify_start = Clock::now();
+  const Stopwatch verify_time;
   const std::optional<Sha256Digest> from_source = mapping ? std::nullopt : source_->read_digest(relative);
   const Sha256Digest digest = from_source ? *from_source : sha256(stored);
-  times_.verify_s += seconds_since(verify_start);
+  times_.verify_s += verify_time.seconds();
   if (from_source) ++times_.hashed_by_source;
   times_.bytes += stored.size();
   ++times_.shards;
@@ -61,9 +52,9 @@ void WeightShardStore::load(std::size_t index, LoadedShard& shard) const {
   }
   if (expected.iv) {
     std::vector<std::byte> plain(stored.size());
-    const auto decrypt_start = Clock::now();
+    const Stopwatch decrypt_time;
     const bool decrypted = decryptor_->decrypt(expected, stored, plain);
-    times_.decrypt_s += seconds_since(decrypt_start);
+    times_.decrypt_s += decrypt_time.seconds();
     if (!decrypted) {
       throw Error("artifact", path +
                                   ": decryption failed: the AES-GCM tag does not match although the key check and "

@@ -1,7 +1,6 @@
 #include "backends/artifact_backend.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <span>
 
@@ -9,6 +8,7 @@
 #include "artifact/image_sizes.h"
 #include "backends/artifact_model.h"
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "io/json_file.h"
 #include "pipeline/tokenizer/clip_tokenizer_loader.h"
 #include "runtime/artifact_weight_source.h"
@@ -156,9 +156,9 @@ struct ArtifactBackend::State {
     const bool loaded = std::any_of(executors.begin(), executors.end(),
                                     [&](const auto& held) { return network_of(held.first) == network_of(symbol); });
     if (target.require_memory) target.require_memory(list, !loaded, false);
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch made_time;
     auto made = std::make_unique<runtime::Executor>(device, list, runtime::artifact_kernel_files(artifact));
-    load_times.executors_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    load_times.executors_s += made_time.seconds();
     made->bind_weights(weights, &imported_weights, &load_times);
     weights.release_held();
     made->set_profile(profile);
@@ -447,10 +447,10 @@ std::vector<std::string> ArtifactBackend::function_names() const {
 }
 
 double ArtifactBackend::run_function_once(const std::string& symbol) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch run_time;
   submit_function_once(symbol);
   finish_function(symbol);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run_time.seconds();
 }
 
 void ArtifactBackend::submit_function_once(const std::string& symbol) {

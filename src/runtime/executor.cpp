@@ -1,11 +1,11 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
 #include "core/message_text.h"
+#include "core/stopwatch.h"
 #include "runtime/edge_values.h"
 
 namespace websd::runtime {
@@ -95,10 +95,6 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
 Executor::~Executor() = default;
 
 void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, WeightLoadTimes* times) {
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
   std::vector<BufferPtr> weights;
   weights.reserve(list_.weights.size());
   for (const LaunchWeight& weight : list_.weights) {
@@ -108,9 +104,9 @@ void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, Wei
         continue;
       }
     }
-    const auto read_start = Clock::now();
+    const Stopwatch read_time;
     const WeightBytes data = source.read(weight);
-    if (times != nullptr) times->read_s += since(read_start);
+    if (times != nullptr) times->read_s += read_time.seconds();
     // A packed weight may be padded, never smaller; a row-major one is exactly its type.
     const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
     if (weight.layout.empty() ? data.bytes.size() != logical : data.bytes.size() < logical) {
@@ -119,10 +115,10 @@ void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, Wei
                                   ", its launch list wants " + weight.type.to_string() +
                                   " (edited or corrupt: rebuild the artifact)");
     }
-    const auto import_start = Clock::now();
+    const Stopwatch import_time;
     weights.push_back(device_.import_weight(weight, data));
     if (times != nullptr) {
-      times->import_s += since(import_start);
+      times->import_s += import_time.seconds();
       times->bytes += data.bytes.size();
       ++times->weights;
     }
