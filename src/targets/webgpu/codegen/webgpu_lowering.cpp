@@ -292,46 +292,14 @@ std::int64_t attention_shared_bytes(std::int64_t d, std::int64_t dv, std::int64_
   return 4 * (bkv * (d + dv) + (tpr > 1 ? bq * tpr * (bkv + 1) : 1));
 }
 
-// Attention's Params, every tier's: sizes, then (offset, batch, head, sequence) strides of q, k, v, out.
-std::vector<ParamField> attention_params() {
-  std::vector<ParamField> params = {{"H", "u32"}, {"Sq", "u32"}, {"Skv", "u32"}, {"scale", "f32"}};
-  for (const char* t : {"q", "k", "v", "o"}) {
-    for (const char* f : {"off", "sb", "sh", "ss"}) params.push_back({std::string(t) + "_" + f, "u32"});
-  }
-  params.push_back({"bh", "u32"});
-  return params;
-}
-
-// The values of attention_params() for dense [B, H, S, D] operands, and its one launch of `bq` rows.
-LoweredNode finish_attention(KernelPlan plan, const graph::Function& function, const graph::Node& node,
-                             std::int64_t bq) {
-  const Shape& q = type_of(function, node.inputs[0]).shape;  // B, H, Sq, D
-  const Shape& k = type_of(function, node.inputs[1]).shape;
-  const Shape& v = type_of(function, node.inputs[2]).shape;
-  const std::int64_t B = q[0], H = q[1], Sq = q[2], D = q[3], Skv = k[2], Dv = v[3];
-  plan.values = {
-      {"H", H}, {"Sq", Sq}, {"Skv", Skv}, {"scale", node.attrs.get_float("scale", "attention")}, {"bh", B * H}};
-  const auto dense = [&](const char* t, std::int64_t S, std::int64_t d) {
-    plan.values[std::string(t) + "_off"] = 0;
-    plan.values[std::string(t) + "_sb"] = static_cast<double>(H * S * d);
-    plan.values[std::string(t) + "_sh"] = static_cast<double>(S * d);
-    plan.values[std::string(t) + "_ss"] = static_cast<double>(d);
-  };
-  dense("q", Sq, D);
-  dense("k", Skv, D);
-  dense("v", Skv, Dv);
-  dense("o", Sq, Dv);
-  plan.launches.push_back(plain_launch("attention", fold_yz(ceil_div(Sq, bq), B * H), {0, 1, 2}, {3}));
-  return finish(std::move(plan));
-}
-
 // Every tier's: attention_sgmat.wgsl (flash attention on subgroup matrices) ran at half this
 // kernel's speed on an H100 (7.5 vs 13-14 TFLOP/s over 4096 tokens, 2026-12-07), so the compiler
 // does not emit it (web/kernels/wgsl_templates.mjs keeps it, tested and benchmarked, to improve).
 LoweredNode lower_attention(const graph::Function& function, const graph::Node& node) {
   const Shape& q = type_of(function, node.inputs[0]).shape;  // B, H, Sq, D
+  const Shape& k = type_of(function, node.inputs[1]).shape;
   const Shape& v = type_of(function, node.inputs[2]).shape;
-  const std::int64_t D = q[3], Dv = v[3];
+  const std::int64_t B = q[0], H = q[1], Sq = q[2], D = q[3], Skv = k[2], Dv = v[3];
   const std::int64_t tpr = D <= 48 ? 1 : D <= 96 ? 2 : 4;
   const std::int64_t bq = tpr == 1 ? 128 : tpr == 2 ? 64 : 32;
   if ((D / tpr) % 4 != 0 || (Dv / tpr) % 4 != 0 || D % tpr != 0 || Dv % tpr != 0) {
@@ -349,6 +317,11 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
   }
   if (bkv == 0) refuse(function, node, "head dimension " + std::to_string(D) + " needs more than 16 KiB of tiles");
   const bool causal = node.attrs.get_int("causal", 0, "attention") != 0;
+  std::vector<ParamField> params = {{"H", "u32"}, {"Sq", "u32"}, {"Skv", "u32"}, {"scale", "f32"}};
+  for (const char* t : {"q", "k", "v", "o"}) {
+    for (const char* f : {"off", "sb", "sh", "ss"}) params.push_back({std::string(t) + "_" + f, "u32"});
+  }
+  params.push_back({"bh", "u32"});
   KernelPlan plan = from_template("attention",
                                   {{"HEAD_DIM", "u32", static_cast<double>(D)},
                                    {"HEAD_DIM_V", "u32", static_cast<double>(Dv)},
@@ -356,9 +329,22 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
                                    {"BQ", "u32", static_cast<double>(bq)},
                                    {"BKV", "u32", static_cast<double>(bkv)},
                                    {"CAUSAL", "bool", causal ? 1.0 : 0.0}},
-                                  attention_params());
+                                  std::move(params));
   plan.workgroup = {bq * tpr, 1, 1};
-  return finish_attention(std::move(plan), function, node, bq);
+  plan.values = {
+      {"H", H}, {"Sq", Sq}, {"Skv", Skv}, {"scale", node.attrs.get_float("scale", "attention")}, {"bh", B * H}};
+  const auto dense = [&](const char* t, std::int64_t S, std::int64_t d) {
+    plan.values[std::string(t) + "_off"] = 0;
+    plan.values[std::string(t) + "_sb"] = static_cast<double>(H * S * d);
+    plan.values[std::string(t) + "_sh"] = static_cast<double>(S * d);
+    plan.values[std::string(t) + "_ss"] = static_cast<double>(d);
+  };
+  dense("q", Sq, D);
+  dense("k", Skv, D);
+  dense("v", Skv, Dv);
+  dense("o", Sq, Dv);
+  plan.launches.push_back(plain_launch("attention", fold_yz(ceil_div(Sq, bq), B * H), {0, 1, 2}, {3}));
+  return finish(std::move(plan));
 }
 
 LoweredNode lower_group_norm(const graph::Function& function, const graph::Node& node) {
