@@ -1,6 +1,7 @@
 #include "passes/launch_lowering.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "core/error.h"
@@ -86,6 +87,8 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
     list.input_names.push_back(function.value(id).name);
   }
   list.outputs = function.outputs();
+  // The dtype each weight's kernels read it in (the function's, or f16 where a kernel asks), by weight index.
+  std::map<std::int64_t, DType> weight_dtypes;
   // The workspace arena, appended once the first node asks for scratch and grown to the largest.
   std::int32_t workspace_arena = -1;
   for (const auto& node : function.nodes()) {
@@ -138,6 +141,25 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
         }
         const std::int32_t value = workspace ? workspace_value : static_cast<std::int32_t>(operands[operand]);
         launch.bindings.push_back({value, kernel.bindings[slot]});
+        const bool f16 =
+            std::find(lowered.f16_weights.begin(), lowered.f16_weights.end(), operand) != lowered.f16_weights.end();
+        const runtime::LaunchValue& bound = list.values[static_cast<std::size_t>(value)];
+        if (bound.placement != runtime::Placement::kWeight) {
+          if (f16) {
+            throw Error("compiler", function.symbol() + ": kernel '" + kernel.name + "' reads operand " +
+                                        std::to_string(operand) + " of an '" + node.op->name +
+                                        "' node as an f16 weight; it is no weight");
+          }
+          continue;
+        }
+        const DType wanted = f16 ? DType::kF16 : bound.type.dtype;
+        const auto [known_dtype, first] = weight_dtypes.emplace(bound.index, wanted);
+        if (!first && known_dtype->second != wanted) {
+          throw Error("compiler", function.symbol() + ": weight '" +
+                                      list.weights[static_cast<std::size_t>(bound.index)].name + "' is read as " +
+                                      dtype_lower_name(known_dtype->second) + " by one kernel and as " +
+                                      dtype_lower_name(wanted) + " by kernel '" + kernel.name + "'");
+        }
       }
       const auto known = std::find_if(list.kernels.begin(), list.kernels.end(),
                                       [&](const runtime::Kernel& k) { return k.name == kernel.name; });
@@ -152,6 +174,11 @@ runtime::LaunchList lower_to_launch_list(const graph::Function& function, const 
       launch.workspace_bytes = lowered.workspace_bytes;
       list.launches.push_back(std::move(launch));
     }
+  }
+  for (const auto& [index, dtype] : weight_dtypes) list.weights[static_cast<std::size_t>(index)].type.dtype = dtype;
+  for (runtime::LaunchValue& value : list.values) {
+    if (value.placement == runtime::Placement::kWeight)
+      value.type.dtype = list.weights[static_cast<std::size_t>(value.index)].type.dtype;
   }
   return list;
 }

@@ -39,6 +39,9 @@ struct NodeLaunch {
   // Scratch shared by the node's launches (the largest of them is reserved); kWorkspaceOperand
   // binds it. Workspaces live in an arena of their own after the plan's, reused by every node.
   std::int64_t workspace_bytes = 0;
+  // Operands (weights) the kernel reads as f16: the launch list gives those weights dtype f16, the
+  // form the device holds them in (a GPU tier that never widens its weights).
+  std::vector<int> f16_weights;
 };
 
 // How a target lowers a node of `function` (the types of its operands are the function's).
@@ -53,8 +56,8 @@ NodeLaunch single_launch(const graph::Node& node, runtime::Kernel kernel);
 std::vector<NodeLaunch> builtin_lowering(const graph::Function& function, const graph::Node& node);
 
 // `weights` is parallel to function.weights(): the artifact tensor (and packing) of each. Throws
-// websd::Error("compiler") when two different kernels get the same table name or a launch's
-// bindings do not match its kernel.
+// websd::Error("compiler") when two different kernels get the same table name, a launch's
+// bindings do not match its kernel, or kernels want one weight in two dtypes (NodeLaunch::f16_weights).
 runtime::LaunchList lower_to_launch_list(const graph::Function& function, const MemoryPlan& plan,
                                          std::vector<runtime::LaunchWeight> weights,
                                          const NodeLowering& lower_node = builtin_lowering);

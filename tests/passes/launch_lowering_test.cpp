@@ -103,5 +103,41 @@ TEST(LaunchLowering, ALoweringThatDoesNotFitItsKernelIsACompilerError) {
                               {"packs 0 uniform bytes for its 16"});
 }
 
+// Two linears over one weight; `f16_first`/`f16_second`: whether each one's kernel reads it in f16.
+runtime::LaunchList shared_weight_list(bool f16_first, bool f16_second, std::vector<int> f16_operands = {1}) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto w = b.weight("w", {8, 16});
+  const auto h = b.op("linear", {b.input("x", {DType::kF32, {4, 16}}), w});
+  function.set_outputs({b.op("linear", {b.op("pad", {h}, {{"pads", std::vector<std::int64_t>{0, 0, 0, 8}}}), w})});
+  const MemoryPlan plan = plan_memory(function);
+  const NodeLowering lowering = [&](const graph::Function& f, const graph::Node& node) {
+    NodeLaunch launch = single_launch(node, builtin_kernel(node));
+    const bool f16 = &node == &f.nodes()[0] ? f16_first : &node == &f.nodes()[2] && f16_second;
+    if (f16) launch.f16_weights = f16_operands;
+    return std::vector<NodeLaunch>{launch};
+  };
+  return lower_to_launch_list(function, plan, {{"model/w", "", {DType::kF32, {8, 16}}}}, lowering);
+}
+
+TEST(LaunchLowering, AWeightAKernelReadsInF16IsAnF16WeightOfTheList) {
+  const runtime::LaunchList list = shared_weight_list(true, true);
+  ASSERT_EQ(list.weights.size(), 1u);
+  EXPECT_EQ(list.weights[0].type.dtype, DType::kF16);  // what the device holds
+  for (const auto& value : list.values) {
+    if (value.placement == runtime::Placement::kWeight) {
+      EXPECT_EQ(value.type.dtype, DType::kF16);
+    }
+  }
+  // Through JSON and the runtime's checks unchanged.
+  const runtime::LaunchList read = runtime::launch_list_from_json(runtime::launch_list_to_json(list));
+  EXPECT_EQ(read.weights[0].type.dtype, DType::kF16);
+  EXPECT_EQ(shared_weight_list(false, false).weights[0].type.dtype, DType::kF32);
+  test::expect_error_mentions([] { shared_weight_list(true, false); },
+                              {"weight 'model/w' is read as f16 by one kernel and as f32 by kernel"});
+  test::expect_error_mentions([] { shared_weight_list(true, true, {0}); },
+                              {"reads operand 0 of an 'linear' node as an f16 weight; it is no weight"});
+}
+
 }  // namespace
 }  // namespace websd::passes

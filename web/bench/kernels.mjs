@@ -12,7 +12,7 @@
 // together, after warm-up runs.
 import { GpuBridge } from '../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../node/node_gpu.mjs';
-import { FAMILIES, kSubgroupMatrixFeatures, prepare } from '../kernels/wgsl_templates.mjs';
+import { FAMILIES, kSubgroupMatrixFeatures, prepare, toF16Bits } from '../kernels/wgsl_templates.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -144,10 +144,14 @@ async function measure(item, overrides) {
   const bindings = prepared.bindings.map(([name], index) => {
     const count = item.inputs[name] ?? (name === 'workspace' ? prepared.sizes.workspace : prepared.sizes[name]) ??
                   item.inputs[prepared.bindings[0][0]];  // an unused optional operand: any buffer of its size
-    const bytes = 4 * count;
+    const f16 = prepared.f16Bindings.includes(name);
+    const bytes = (f16 ? 2 : 4) * count;
     const buffer = gpu.createBuffer(bytes);
     made.push(buffer);
-    if (item.inputs[name]) gpu.writeBuffer(buffer, 0, random(count, index + 1));
+    if (item.inputs[name]) {
+      const values = random(count, index + 1);
+      gpu.writeBuffer(buffer, 0, f16 ? toF16Bits(values) : values);
+    }
     return { buffer, offset: 0, bytes };
   });
   await gpu.settled();

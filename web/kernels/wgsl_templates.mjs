@@ -7,7 +7,8 @@
 //
 //   const kernel = prepare('matmul', { M, N, K, hasBias: true });
 //   kernel.code, kernel.bindings ([name, 'read' | 'read_write']), kernel.uniforms (Uint8Array),
-//   kernel.launches ([{ entry, dispatch: [x, y, z] }]), kernel.workspaceBytes, kernel.sizes.
+//   kernel.launches ([{ entry, dispatch: [x, y, z] }]), kernel.workspaceBytes, kernel.sizes,
+//   kernel.f16Bindings (bindings the kernel reads as f16: write them with toF16Bits; all others f32/i32).
 
 export const kMaxWorkgroupsPerDimension = 65535;
 export const kMaxStorageBuffersPerStage = 8;
@@ -96,7 +97,8 @@ export const FAMILIES = {
   },
 
   // The tensor-core tier's GEMMs: matmul's and conv2d_nhwc's contracts (params, plan, bindings)
-  // on subgroup matrices (f16 operands staged in workgroup memory, f32 accumulation).
+  // on subgroup matrices (f16 operands staged in workgroup memory, f32 accumulation); the weight
+  // (w, weight) is stored f16, as the tier holds every weight its GEMMs read.
   matmul_sgmat: sgmatFamily('matmul', false),
   conv2d_nhwc_sgmat: sgmatFamily('conv2d_nhwc', true),
 
@@ -310,6 +312,7 @@ function sgmatFamily(base, bias) {
   const conv = base === 'conv2d_nhwc';
   return {
     features: kSubgroupMatrixFeatures,
+    f16Bindings: [conv ? 'weight' : 'w'],
     // In the compiler's order (the contract test compares the modules' text).
     constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
                         MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16], ...(conv ? { SPLIT_K: [u, 1] } : {}),
@@ -349,6 +352,49 @@ function checkTiling(threads, c) {
   if ((c.BM * c.BK) % threads || (c.BN * c.BK) % threads || threads % c.BK) throw new Error('wgsl: tile loads do not divide among threads');
   const bytes = 4 * c.BK * (c.BM + c.BN + 8);
   if (bytes > 16384) throw new Error(`wgsl: ${bytes} bytes of workgroup memory`);
+}
+
+// IEEE binary16 bits of each value (round to nearest even; overflow to infinity, NaN kept), for
+// the bindings a kernel reads as f16.
+export function toF16Bits(values) {
+  const out = new Uint16Array(values.length);
+  const f32 = new Float32Array(1);
+  const bits = new Uint32Array(f32.buffer);
+  for (let k = 0; k < values.length; k++) {
+    f32[0] = values[k];
+    const x = bits[0];
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    if (exp === 0xff) {  // infinity or NaN (kept quiet)
+      out[k] = sign | 0x7c00 | (mant ? 0x200 : 0);
+      continue;
+    }
+    const e = exp - 127 + 15;
+    if (e >= 0x1f) {
+      out[k] = sign | 0x7c00;
+      continue;
+    }
+    if (e <= 0) {  // subnormal or zero: shift the implicit 1 in, round to nearest even
+      if (e < -10) {
+        out[k] = sign;
+        continue;
+      }
+      mant |= 0x800000;
+      const shift = 14 - e;
+      const half = 1 << (shift - 1);
+      const rest = mant & ((1 << shift) - 1);
+      let h = mant >>> shift;
+      if (rest > half || (rest === half && (h & 1))) h += 1;
+      out[k] = sign | h;
+      continue;
+    }
+    let h = (e << 10) | (mant >>> 13);
+    const rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h += 1;  // may carry into the exponent: still right
+    out[k] = sign | h;
+  }
+  return out;
 }
 
 // The template's text. Under Node it is read from src/targets/webgpu/kernels; elsewhere pass `source`.
@@ -429,6 +475,7 @@ export async function prepare(family, shape, overrides = {}) {
     family,
     features: spec.features ?? [],
     limits: spec.limits ?? {},
+    f16Bindings: spec.f16Bindings ?? [],
     code: specialize(constantLines(constants), await loadTemplate(family)),
     constants: c,
     bindings,

@@ -69,7 +69,8 @@ test('the registry opens the webgpu device with the bridge\'s limits', () => {
   assert.equal(described.max_buffer_bytes, bridge.device.limits.maxBufferSize);
   assert.equal(described.max_binding_bytes, bridge.device.limits.maxStorageBufferBindingSize);
   assert.equal(described.offset_alignment, bridge.device.limits.minStorageBufferOffsetAlignment);
-  assert.deepEqual(described.value_dtypes, ['f32', 'i32']);
+  // f16 values only where kernels may read them: an adapter's shader-f16.
+  assert.deepEqual(described.value_dtypes, ['f32', 'i32', ...(bridge.device.features.has('shader-f16') ? ['f16'] : [])]);
   assert.equal(described.shader_f16, bridge.device.features.has('shader-f16'));
 });
 
@@ -115,6 +116,14 @@ test('a dispatch beyond the adapter\'s workgroups per dimension is refused at lo
   // rather than left to a GPU validation error of the whole command buffer.
   assert.match(failure(probe._probe_load(4)),
                /^\[artifact\] probe on webgpu .*: launch 2 dispatches 70000 workgroups in one dimension; this device allows 65535 \(maxComputeWorkgroupsPerDimension\)/);
+});
+
+test('a weight held in f16 is refused at load where the adapter lacks shader-f16', () => {
+  if (bridge.device.features.has('shader-f16')) {
+    ok(probe._probe_load(5));  // held as f16 (these kernels would read it wrongly: the load is the point)
+  } else {
+    assert.match(failure(probe._probe_load(5)), /^\[artifact\] probe on webgpu .*: value 1 is f16; this device stores only f32, i32 values/);
+  }
 });
 
 test('a built-in kernel is refused at prepare, naming the function and the kernel', () => {

@@ -60,7 +60,8 @@ constexpr std::int64_t kN = 8;
 const std::vector<float> kInput = {0.5f, -1.0f, 1.5f, 2.0f, -2.5f, 3.0f, 0.25f, -0.75f};
 const std::vector<float> kWeight = {1.0f, -0.5f, 0.125f, 2.0f, -3.0f, 0.75f, 1.5f, -1.25f};  // exact in f16
 
-enum Variant { kGood = 0, kCompileError = 1, kBuiltin = 2, kOverlap = 3, kTooManyWorkgroups = 4 };
+// kF16Weight: the weight held in f16 (as the subgroup-matrix tier holds its GEMMs' weights).
+enum Variant { kGood = 0, kCompileError = 1, kBuiltin = 2, kOverlap = 3, kTooManyWorkgroups = 4, kF16Weight = 5 };
 
 std::vector<std::byte> uniforms_of(std::uint32_t n, float scale) {
   std::vector<std::byte> bytes(16);
@@ -115,6 +116,7 @@ runtime::LaunchList make_list(Variant variant) {
       launch(0, {{0, Access::kRead}, {1, Access::kRead}, {4, Access::kWrite}}, uniforms_of(kN, -2.0f))};
   // Over WebGPU's 65535 workgroups per dimension: a validation error the bridge keeps until poll.
   if (variant == kTooManyWorkgroups) list.launches[2].dispatch = {70000, 1, 1};
+  if (variant == kF16Weight) list.weights[0].type.dtype = list.values[1].type.dtype = DType::kF16;
   list.memory.alignment = 256;
   list.memory.max_buffer_bytes = 1 << 20;
   list.memory.arenas = {768};

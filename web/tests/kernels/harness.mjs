@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 
 import { GpuBridge } from '../../bridge/websd_gpu.mjs';
 import { nodeGpu } from '../../node/node_gpu.mjs';
-import { FAMILIES, kMaxStorageBuffersPerStage, loadTemplate, prepare } from '../../kernels/wgsl_templates.mjs';
+import { FAMILIES, kMaxStorageBuffersPerStage, loadTemplate, prepare, toF16Bits } from '../../kernels/wgsl_templates.mjs';
 
 // One bridge per feature and limit set the families ask for (most ask for none).
 const bridges = new Map();
@@ -77,7 +77,7 @@ export function assertClose(name, got, want, tol) {
 const kernelCache = new Map();
 
 // Runs `family` on `shape` with `inputs` ({ bindingName: typed array }): optional inputs left out
-// are bound to the first input (not read). Returns { outputName: Float32Array }, plus `prepared`.
+// are bound to the first input (not read); those the kernel reads as f16 are written rounded to f16. Returns { outputName: Float32Array }, plus `prepared`.
 export async function run(family, shape, inputs, overrides = {}, { repeat = 1 } = {}) {
   const prepared = await prepare(family, shape, overrides);
   const g = await gpu(prepared.features, prepared.limits);
@@ -96,6 +96,7 @@ export async function run(family, shape, inputs, overrides = {}, { repeat = 1 } 
     let count;
     if (data) {
       count = data.length;
+      if (prepared.f16Bindings.includes(name)) data = toF16Bits(data);
     } else if (mode === 'read') {
       buffers.push(first);
       continue;
@@ -103,7 +104,7 @@ export async function run(family, shape, inputs, overrides = {}, { repeat = 1 } 
       count = name === 'workspace' ? prepared.sizes.workspace : prepared.sizes[name];
       if (count === undefined) throw new Error(`harness: no size for output '${name}'`);
     }
-    const bytes = Math.max(4 * count, 4);
+    const bytes = Math.max(4, data ? data.byteLength + (data.byteLength % 4) : 4 * count);
     const handle = g.createBuffer(bytes);
     made.push(handle);
     if (data) g.writeBuffer(handle, 0, data);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { FAMILIES, constantLines, fold1d, foldYz, packParams, prepare, specialize } from '../../kernels/wgsl_templates.mjs';
+import { FAMILIES, constantLines, fold1d, foldYz, packParams, prepare, specialize, toF16Bits } from '../../kernels/wgsl_templates.mjs';
 
 test('fold1d keeps every dimension <= 65535 and covers the count', () => {
   assert.deepEqual(fold1d(1), [1, 1, 1]);
@@ -13,6 +13,20 @@ test('fold1d keeps every dimension <= 65535 and covers the count', () => {
     assert.ok(x <= 65535 && y <= 65535 && x * y >= g && x * (y - 1) < g, `${g}: ${x} x ${y}`);
   }
   assert.deepEqual(foldYz(5, 70000), [5, 35000, 2]);
+});
+
+test('toF16Bits rounds to the nearest binary16, ties to even, with subnormals, infinities and NaN', () => {
+  const cases = [[1, 0x3c00], [-2, 0xc000], [0, 0], [-0, 0x8000], [65504, 0x7bff], [65520, 0x7c00], [1e6, 0x7c00],
+                 [-Infinity, 0xfc00], [NaN, 0x7e00], [1 + 2 ** -11, 0x3c00], [1 + 3 * 2 ** -11, 0x3c02],
+                 [2 ** -24, 0x0001], [2 ** -25, 0], [3 * 2 ** -25, 0x0002], [2 ** -14, 0x0400], [0.1, 0x2e66],
+                 [2 ** -15 + 2 ** -25, 0x0200]];
+  assert.deepEqual([...toF16Bits(cases.map(([v]) => v))].map((h) => h.toString(16)), cases.map(([, h]) => h.toString(16)));
+});
+
+test('the subgroup-matrix GEMMs read their weight as f16, every other binding as f32', async () => {
+  assert.deepEqual((await prepare('matmul_sgmat', { M: 64, N: 64, K: 64 })).f16Bindings, ['w']);
+  assert.deepEqual((await prepare('conv2d_nhwc_sgmat', { N: 1, H: 8, W: 8, C: 8, O: 64, KH: 3, pad: 1 })).f16Bindings, ['weight']);
+  assert.deepEqual((await prepare('matmul', { M: 64, N: 64, K: 64 })).f16Bindings, []);
 });
 
 test('Params pack as consecutive 4-byte fields, padded to 16 bytes', () => {

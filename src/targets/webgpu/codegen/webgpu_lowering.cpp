@@ -35,6 +35,7 @@ struct KernelPlan {
   std::map<std::string, double> values;
   std::vector<PlannedLaunch> launches;
   std::int64_t workspace_bytes = 0;
+  std::vector<int> f16_weights;  // operands the module declares as f16 weights (passes::NodeLaunch)
 };
 
 [[noreturn]] void refuse(const graph::Function& function, const graph::Node& node, const std::string& what) {
@@ -96,6 +97,7 @@ LoweredNode finish(KernelPlan plan) {
     launch.dispatch = planned.dispatch;
     launch.uniforms = uniforms;
     launch.workspace_bytes = plan.workspace_bytes;
+    launch.f16_weights = plan.f16_weights;
     for (const auto d : launch.dispatch) {
       if (d < 1 || d > kMaxWorkgroupsPerDimension) throw Error("codegen", plan.stem + ": dispatch out of range");
     }
@@ -118,7 +120,9 @@ const std::vector<ParamField>& matmul_params() {
 // 4x4 per thread. subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2
 // subgroups (64x64 tiles), or one subgroup (32x32) where 64x64 tiles would leave the GPU short of
 // two workgroups per multiprocessor (264: an H100's or H200's 132); operands read four k at a time,
-// so `vec4_operands` (K and C multiples of 4) is required, or the f32 kernel is used. Where even
+// so `vec4_operands` (K and C multiples of 4) is required, and B must be a weight (`b_is_weight`:
+// the tier stores weights in f16, never widened, and its kernels read them so), or the f32 kernel
+// is used. Where even
 // 32x32 tiles leave it short and `K` is deep (convolutions of 8x8 latents: K = 11520), K is split
 // (`split_k` > 1, convolutions only) into parts of at least 8 steps, for about 528 workgroups.
 struct GemmKernel {
@@ -130,8 +134,8 @@ struct GemmKernel {
 };
 
 GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
-                       bool vec4_operands, bool can_split) {
-  if (tier == kSubgroupMatrixTier && vec4_operands) {
+                       bool vec4_operands, bool b_is_weight, bool can_split) {
+  if (tier == kSubgroupMatrixTier && vec4_operands && b_is_weight) {
     constexpr std::int64_t kFilledGpu = 264, kBK = 32;
     const std::int64_t subgroups = ceil_div(M, 64) * ceil_div(N, 64) * batch >= kFilledGpu ? 2 : 1;
     const std::int64_t tile = 32 * subgroups;
@@ -166,15 +170,21 @@ std::vector<WgslConstant> gemm_constants(const GemmKernel& kernel, bool bias, bo
   return constants;
 }
 
+// Whether `id` is one of the function's weights (a constant the device holds in the tier's form).
+bool is_weight(const graph::Function& function, graph::ValueId id) {
+  return std::find(function.weights().begin(), function.weights().end(), id) != function.weights().end();
+}
+
 // x [.., K] @ w[N, K]^T (+ bias): leading dims fold into M; or batched a[b] @ bT[b]^T.
-LoweredNode lower_gemm(const graph::Node& node, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
-                       bool weight_batched, bool bias, const std::string& tier) {
+LoweredNode lower_gemm(const graph::Function& function, const graph::Node& node, std::int64_t M, std::int64_t N,
+                       std::int64_t K, std::int64_t batch, bool weight_batched, bool bias, const std::string& tier) {
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
-  const GemmKernel kernel = gemm_kernel(tier, M, N, K, batch, K % 4 == 0, false);
+  const GemmKernel kernel = gemm_kernel(tier, M, N, K, batch, K % 4 == 0, is_weight(function, node.inputs[1]), false);
   KernelPlan plan =
       from_template("matmul" + kernel.suffix, gemm_constants(kernel, bias, false), matmul_params(), unused);
   plan.workgroup = kernel.workgroup;
+  if (!kernel.suffix.empty()) plan.f16_weights = {1};
   const std::int64_t tiles_m = ceil_div(M, kernel.bm);
   plan.values = {{"M", M},
                  {"N", N},
@@ -198,7 +208,7 @@ LoweredNode lower_linear(const graph::Function& function, const graph::Node& nod
   const TensorType& x = type_of(function, node.inputs[0]);
   const TensorType& w = type_of(function, node.inputs[1]);
   const std::int64_t K = w.shape[1], N = w.shape[0];
-  return lower_gemm(node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3, tier);
+  return lower_gemm(function, node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3, tier);
 }
 
 LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node, const std::string& tier) {
@@ -214,7 +224,7 @@ LoweredNode lower_matmul(const graph::Function& function, const graph::Node& nod
   if (a_batch != batch || (b_batch != batch && b_batch != 1)) {
     refuse(function, node, "a's batch dimensions must be the output's and b's equal to them or all 1");
   }
-  return lower_gemm(node, M, N, K, batch, b_batch != 1, false, tier);
+  return lower_gemm(function, node, M, N, K, batch, b_batch != 1, false, tier);
 }
 
 LoweredNode lower_conv(const graph::Function& function, const graph::Node& node, const std::string& tier) {
@@ -223,7 +233,8 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
   const std::int64_t K = w[1] * w[2] * w[3];
-  const GemmKernel kernel = gemm_kernel(tier, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, true);
+  const GemmKernel kernel =
+      gemm_kernel(tier, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, is_weight(function, node.inputs[1]), true);
   std::vector<std::string> unused;
   if (!residual) unused.push_back("residual");
   if (!kernel.suffix.empty() && kernel.split_k == 1) unused.push_back("workspace");
@@ -244,6 +255,7 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
                                    {"tiles_m", "u32"}},
                                   unused);
   plan.workgroup = kernel.workgroup;
+  if (!kernel.suffix.empty()) plan.f16_weights = {1};
   const std::int64_t M = out[0] * out[1] * out[2], tiles_m = ceil_div(M, kernel.bm);
   plan.values = {{"N", x[0]},
                  {"H", x[1]},

@@ -17,7 +17,8 @@ namespace websd::webgpu {
 
 // The kernel tiers: every function lowered once per tier. f32 runs on every adapter; subgroup-matrix
 // runs GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation) where the adapter
-// offers `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix` (f16 -> f32 16x16x16).
+// offers `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix` (f16 -> f32 16x16x16),
+// and the weights those read are held in f16 on the GPU (passes::NodeLaunch::f16_weights).
 inline constexpr const char* kF32Tier = "f32";
 inline constexpr const char* kSubgroupMatrixTier = "subgroup-matrix";
 

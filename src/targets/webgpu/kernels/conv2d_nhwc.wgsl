@@ -24,6 +24,7 @@
 //   else z = ceil(tiles_m / 65535), y = ceil(tiles_m / z); tile = wg.y + wg.z * num_workgroups.y.
 
 alias Operand = f32;
+alias WeightOperand = Operand;
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 @group(0) @binding(5) var<uniform> params: Params;
 

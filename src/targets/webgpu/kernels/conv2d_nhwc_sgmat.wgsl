@@ -1,7 +1,8 @@
 // conv2d_nhwc_sgmat: conv2d_nhwc's contract (conv2d_nhwc.wgsl: the same operation, weight layout
 // [O, KH, KW, C], bindings, Params and dispatch) as an implicit GEMM on tensor cores through
-// subgroup matrices: f16 operands staged from the f32 storage (the im2col gather and the zero
-// padding happen in the staging), f32 accumulation and epilogue. Features as matmul_sgmat. Input
+// subgroup matrices: the input (f32 storage) and the weight (f16 storage: the tier keeps weights
+// in f16) staged in workgroup memory as f16 (the im2col gather and the zero padding happen in the
+// staging), f32 accumulation and epilogue. Features as matmul_sgmat. Input
 // and weight are read four channels at a time: C must be a multiple of 4 (the compiler uses
 // conv2d_nhwc for the others).
 //
@@ -22,6 +23,7 @@ enable chromium_experimental_subgroup_matrix;
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
+alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never widened
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings listed above, struct Row, fn row_of)
 @group(0) @binding(5) var<storage, read_write> workspace: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
@@ -48,19 +50,19 @@ fn a_depth(k: u32) {
   depth_c = k % params.C;
 }
 
-fn load_a(l: u32, r: u32, k: u32) -> vec4<f32> {
+fn load_a(l: u32, r: u32, k: u32) -> vec4<f16> {
   let row = rows[l];
   let ih = row.ih0 + depth_kh;
   let iw = row.iw0 + depth_kw;
   if (row.valid && depth_ok && ih >= 0 && iw >= 0 && u32(ih) < params.H && u32(iw) < params.W) {
-    return input[(row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c) / 4u];
+    return vec4<f16>(input[(row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c) / 4u]);
   }
-  return vec4<f32>(0.0);
+  return vec4<f16>(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> vec4<f32> {
+fn load_b(n: u32, k: u32) -> vec4<f16> {
   if (n < params.O && k < params.K) { return weight[(n * params.K + k) / 4u]; }
-  return vec4<f32>(0.0);
+  return vec4<f16>(0.0);
 }
 
 // One output's bias, activation and residual.

@@ -22,6 +22,7 @@
 //   t = wg.y + wg.z * num_workgroups.y and skips t >= T.
 
 alias Operand = f32;
+alias WeightOperand = Operand;
 // requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 const WGX: u32 = BN / TN;

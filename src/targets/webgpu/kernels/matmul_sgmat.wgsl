@@ -1,6 +1,8 @@
 // matmul_sgmat: matmul's contract (matmul.wgsl: the same operation, bindings, Params and dispatch)
-// on tensor cores through subgroup matrices: f16 operands staged from the f32 storage, f32
-// accumulation, the epilogue (bias, activation, residual) in f32. For adapters with `shader-f16`,
+// on tensor cores through subgroup matrices: x (f32 storage) and w (f16 storage: the tier keeps
+// weights in f16) staged in workgroup memory as f16, f32 accumulation, the epilogue (bias,
+// activation, residual) in f32. w is always a weight (the compiler uses matmul for a @ b^T of two
+// activations). For adapters with `shader-f16`,
 // `subgroups` and `chromium-experimental-subgroup-matrix` offering f16 -> f32 MMA_M x MMA_N x MMA_K.
 // x and w are read four k at a time: K, lda, ldw and the batch strides of x and w must be
 // multiples of 4 (the compiler uses matmul for the others).
@@ -23,6 +25,7 @@ enable chromium_experimental_subgroup_matrix;
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
+alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never widened
 // requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
@@ -37,15 +40,15 @@ var<private> o_base: u32;
 
 fn a_depth(k: u32) {}
 
-fn load_a(l: u32, r: u32, k: u32) -> vec4<f32> {
+fn load_a(l: u32, r: u32, k: u32) -> vec4<f16> {
   let m = tile_m0 + r;
-  if (m < params.M && k < params.K) { return x[(x_base + m * params.lda + k) / 4u]; }
-  return vec4<f32>(0.0);
+  if (m < params.M && k < params.K) { return vec4<f16>(x[(x_base + m * params.lda + k) / 4u]); }
+  return vec4<f16>(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> vec4<f32> {
+fn load_b(n: u32, k: u32) -> vec4<f16> {
   if (n < params.N && k < params.K) { return w[(w_base + n * params.ldw + k) / 4u]; }
-  return vec4<f32>(0.0);
+  return vec4<f16>(0.0);
 }
 
 fn store_out(m: u32, n: u32, value: f32) {

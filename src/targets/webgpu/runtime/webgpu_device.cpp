@@ -11,9 +11,10 @@
 namespace websd::webgpu {
 namespace {
 
-// f16/bf16 weights are widened in slices of this many elements (4 MiB of f32), so importing a
-// 150 MB embedding never holds a second full copy in wasm memory.
-constexpr std::size_t kWidenChunk = std::size_t{1} << 20;
+// Weights stored in another float type than the device holds them in are converted in slices of
+// this many elements (4 MiB of f32), so importing a 150 MB embedding never holds a second full copy
+// in wasm memory.
+constexpr std::size_t kConvertChunk = std::size_t{1} << 20;
 
 // The message the library kept for the failed call, on one line, without the bridge's "webgpu: ".
 std::string take_bridge_error() {
@@ -130,8 +131,10 @@ WebGpuDevice::WebGpuDevice() {
   limits_.max_storage_buffers_per_stage = limit("maxStorageBuffersPerShaderStage");
   limits_.max_invocations_per_workgroup = limit("maxComputeInvocationsPerWorkgroup");
   limits_.max_workgroups_per_dimension = limit("maxComputeWorkgroupsPerDimension");
-  limits_.value_dtypes = {DType::kF32, DType::kI32};
   limits_.shader_f16 = check(websd_gpu_has_feature("shader-f16"), name_) == 1;
+  // f16 only where kernels may read it: the weights a tier with f16 kernels keeps in f16.
+  limits_.value_dtypes = {DType::kF32, DType::kI32};
+  if (limits_.shader_f16) limits_.value_dtypes.push_back(DType::kF16);
 }
 
 WebGpuDevice::~WebGpuDevice() {
@@ -150,24 +153,39 @@ runtime::BufferPtr WebGpuDevice::allocate(std::uint64_t bytes) {
 
 runtime::BufferPtr WebGpuDevice::import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
   const std::string where = name_ + ": weight '" + message_safe(weight.name, 200) + "'";
-  if (data.dtype == DType::kF32 || data.dtype == DType::kI32) {
+  const DType held = weight.type.dtype;  // the form the tier's kernels read it in
+  if (data.dtype == held && (held == DType::kF32 || held == DType::kI32 || held == DType::kF16)) {
     runtime::BufferPtr buffer = allocate(data.bytes.size());
     upload({buffer.get(), 0, data.bytes.size()}, data.bytes);
     return buffer;
   }
-  if (data.dtype != DType::kF16 && data.dtype != DType::kBF16) {
-    throw Error("artifact", where + " is stored as " + dtype_lower_name(data.dtype) +
-                                "; the webgpu device reads f32, f16, bf16 and i32 weights");
+  const bool float_stored = data.dtype == DType::kF32 || data.dtype == DType::kF16 || data.dtype == DType::kBF16;
+  if (!float_stored || (held != DType::kF32 && held != DType::kF16)) {
+    throw Error("artifact", where + " is stored as " + dtype_lower_name(data.dtype) + " and read as " +
+                                dtype_lower_name(held) +
+                                "; the webgpu device holds f32, i32 and (with shader-f16) f16 weights, read from "
+                                "f32, f16 or bf16 floats");
   }
-  // This tier stores f32: widen slice by slice, each written (and so read) before the next.
-  const std::size_t count = data.bytes.size() / 2;
-  runtime::BufferPtr buffer = allocate(count * sizeof(float));
-  std::vector<float> widened(std::min(count, kWidenChunk));
-  for (std::size_t first = 0; first < count; first += kWidenChunk) {
-    const std::size_t n = std::min(kWidenChunk, count - first);
-    convert_to_f32(data.bytes.data() + first * 2, data.dtype, n, widened.data());
-    check(websd_gpu_write_buffer(handle_of(buffer.get()), static_cast<double>(first * sizeof(float)), widened.data(),
-                                 static_cast<double>(n * sizeof(float))),
+  if (held == DType::kF16 && !limits_.shader_f16) {
+    throw Error("artifact", where + " is read as f16; this GPU device does not offer shader-f16 (another tier)");
+  }
+  // Converted slice by slice (f32 widened from f16/bf16, or f16 narrowed from f32/bf16), each
+  // written (and so read) before the next.
+  const std::size_t count = data.bytes.size() / dtype_size(data.dtype);
+  const std::size_t out_size = dtype_size(held);
+  runtime::BufferPtr buffer = allocate(count * out_size);
+  std::vector<float> widened(std::min(count, kConvertChunk));
+  std::vector<std::uint16_t> narrowed(held == DType::kF16 ? widened.size() : 0);
+  for (std::size_t first = 0; first < count; first += kConvertChunk) {
+    const std::size_t n = std::min(kConvertChunk, count - first);
+    convert_to_f32(data.bytes.data() + first * dtype_size(data.dtype), data.dtype, n, widened.data());
+    const void* bytes = widened.data();
+    if (held == DType::kF16) {
+      std::transform(widened.begin(), widened.begin() + static_cast<std::ptrdiff_t>(n), narrowed.begin(), f32_to_f16);
+      bytes = narrowed.data();
+    }
+    check(websd_gpu_write_buffer(handle_of(buffer.get()), static_cast<double>(first * out_size), bytes,
+                                 static_cast<double>(n * out_size)),
           where);
   }
   return buffer;

@@ -3,16 +3,18 @@
 // integer handles and pointers into wasm memory. The bridge owns the GPUDevice; the embedding JS
 // creates it and passes it to the module factory as `websdGpu` before opening this device.
 //
-// Storage: f32 and i32 values (DeviceLimits::value_dtypes); f16/bf16 weights are widened to f32
-// at import. upload is writeBuffer (the source has been read when it returns); download enqueues
-// a read whose bytes the bridge writes into wasm memory once the GPU is done; prepare creates one
-// kernel per kernel of the list from its WGSL file (compiled in the background: pending work),
-// once per device: a kernel of the same file, entry point and layout in another list (unet and
-// unet_cfg, another image size, the executor after the check at open) reuses its pipeline, and
-// pipelines live as long as the device (they are small; compiling is what costs);
-// bind creates the bridge program (bind groups and uniforms made once); submit is one runProgram
-// and a flush. Each launch's bindings are checked at bind against WebGPU's rule for one dispatch:
-// a buffer is bound either read-only or writable (never both), and writable ranges do not overlap.
+// Storage: f32 and i32 values (DeviceLimits::value_dtypes), and f16 weights where the adapter
+// offers shader-f16; each weight is held in the dtype its launch list names (the tier's kernels'),
+// converted at import where the artifact stores it otherwise (f16/bf16 widened, f32 narrowed).
+// upload is writeBuffer (the source has been read when it returns); download enqueues a read whose
+// bytes the bridge writes into wasm memory once the GPU is done; prepare creates one kernel per
+// kernel of the list from its WGSL file (compiled in the background: pending work), once per
+// device: a kernel of the same file, entry point and layout in another list (unet and unet_cfg,
+// another image size, the executor after the check at open) reuses its pipeline, and pipelines
+// live as long as the device (they are small; compiling is what costs); bind creates the bridge
+// program (bind groups and uniforms made once); submit is one runProgram and a flush. Each
+// launch's bindings are checked at bind against WebGPU's rule for one dispatch: a buffer is bound
+// either read-only or writable (never both), and writable ranges do not overlap.
 //
 // Never blocks (wasm in a browser cannot): wait() returns only when poll() says everything is
 // done and otherwise throws websd::Error; JavaScript awaits the bridge's settled() between the

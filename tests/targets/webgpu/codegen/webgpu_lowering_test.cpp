@@ -78,9 +78,17 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
       << text.substr(0, 300);
   EXPECT_NE(text.find("subgroupMatrixMultiplyAccumulate"), std::string::npos);
   EXPECT_NE(linear.files[0].first.find("matmul_sgmat_"), std::string::npos);
+  // The tier holds the weights its GEMMs read in f16 (operand 1: w), never widened.
+  EXPECT_EQ(linear.launches[0].f16_weights, (std::vector<int>{1}));
+  EXPECT_NE(text.find("var<storage, read_write> w: array<WeightOperand>;"), std::string::npos);
+  EXPECT_NE(text.find("alias WeightOperand = vec4<f16>;"), std::string::npos);
   const LoweredNode conv = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
   EXPECT_NE(conv.files[0].first.find("conv2d_nhwc_sgmat_"), std::string::npos);
   EXPECT_EQ(conv.launches[0].kernel.entry, "conv2d_nhwc");
+  EXPECT_EQ(conv.launches[0].f16_weights, (std::vector<int>{1}));
+  // The base tier reads every weight in f32.
+  EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[0]).launches[0].f16_weights.empty());
+  EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[1]).launches[0].f16_weights.empty());
   // Enough outputs for 2x2 subgroups of 2x2 fragments: 64x64 tiles of 128 threads.
   const auto big = b.input("big", {DType::kF32, {16, 1024, 64}});
   function.set_outputs({b.op("linear", {big, b.weight("w2", {1024, 64})})});
@@ -95,6 +103,13 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
       std::string::npos);
   EXPECT_EQ(lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("_sgmat_"),
             std::string::npos);
+  // a @ b^T of two activations keeps the f32 kernel: only weights are held in f16.
+  const auto a = b.input("a", {DType::kF32, {2, 256, 64}});
+  const auto bt = b.input("bt", {DType::kF32, {2, 256, 64}});
+  function.set_outputs({b.op("matmul", {a, bt}, {{"transpose_b", std::int64_t{1}}})});
+  const LoweredNode activations = lower_webgpu_node(function, function.nodes()[4], kSubgroupMatrixTier);
+  EXPECT_EQ(activations.files[0].first.find("_sgmat_"), std::string::npos);
+  EXPECT_TRUE(activations.launches[0].f16_weights.empty());
   // The base tier keeps the register-tiled templates.
   EXPECT_NE(lower_webgpu_node(function, function.nodes()[0]).files[0].first.find("kernels/matmul_"), std::string::npos);
   EXPECT_NE(error_of([&] { lower_webgpu_node(function, function.nodes()[0], "warp"); }).find("no kernel tier 'warp'"),

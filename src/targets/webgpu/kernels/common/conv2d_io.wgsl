@@ -1,7 +1,9 @@
 // conv2d_nhwc's uniform block, storage bindings (conv2d_nhwc.wgsl states the contract) and
 // output-row geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat (each declares the uniform
-// binding after its storage bindings: the subgroup-matrix one has a workspace). The including template names the operands'
-// element type, `alias Operand`: f32, or vec4<f32> where the template reads four channels at once.
+// binding after its storage bindings: the subgroup-matrix one has a workspace). The including
+// template names the element types: `alias Operand` of the input (f32, or vec4<f32> where the
+// template reads four channels at once) and `alias WeightOperand` of the weight (Operand, or
+// vec4<f16> where the tier stores weights in f16).
 struct Params {
   N: u32, H: u32, W: u32, C: u32,
   OH: u32, OW: u32, O: u32, KH: u32,
@@ -10,7 +12,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> input: array<Operand>;
-@group(0) @binding(1) var<storage, read> weight: array<Operand>;
+@group(0) @binding(1) var<storage, read> weight: array<WeightOperand>;
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read> residual: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
