@@ -16,7 +16,7 @@ echo "== WGSL kernels and the bridge (node --test web/tests)"
 (cd "$here/../../web" && node --test tests/ 2>&1 | grep -E '^# (tests|pass|fail)')
 
 # Every kernel tier the artifact holds, each where the adapter offers it (a tier it lacks says so).
-tiers=(f32 subgroup-matrix)
+tiers=(f32 f16 subgroup-matrix)
 
 echo "== fixture parity: seeded euler_a txt2img through a webgpu artifact, per tier"
 "$websd" build --model "$fixtures/tiny-sd15/model" --target webgpu --out "$work/tiny-webgpu" --force >/dev/null

@@ -25,7 +25,7 @@ void add_artifact_access_options(CLI::App& command, ArtifactAccessOptions& optio
                      "build --sign-key'); repeat for several");
   if (runs) {
     command.add_option("--tier", options.tier,
-                       "kernel tier to run (webgpu: f32, subgroup-matrix; 'websd inspect' lists an artifact's); "
+                       "kernel tier to run (webgpu: f32, f16, subgroup-matrix; 'websd inspect' lists an artifact's); "
                        "default: the best one the device offers");
   }
 }

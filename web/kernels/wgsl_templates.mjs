@@ -96,6 +96,10 @@ export const FAMILIES = {
     },
   },
 
+  // The f16 tier's GEMMs: matmul's and conv2d_nhwc's kernels with the weight stored in f16.
+  matmul_f16: f16WeightFamily('matmul', 'w'),
+  conv2d_nhwc_f16: f16WeightFamily('conv2d_nhwc', 'weight'),
+
   // The tensor-core tier's GEMMs: matmul's and conv2d_nhwc's contracts (params, plan, bindings)
   // on subgroup matrices (f16 operands staged in workgroup memory, f32 accumulation); the weight
   // (w, weight) is stored f16, as the tier holds every weight its GEMMs read.
@@ -306,6 +310,20 @@ export function repackConvWeight(oihw, O, C, KH, KW) {
 }
 
 
+// `base`'s contract and tiles (its own template requires the same kernel) with binding `weight`
+// stored in f16, for adapters with shader-f16.
+function f16WeightFamily(base, weight) {
+  return {
+    features: ['shader-f16'],
+    f16Bindings: [weight],
+    constants: (s) => FAMILIES[base].constants(s),
+    get bindings() { return FAMILIES[base].bindings; },
+    get params() { return FAMILIES[base].params; },
+    plan: (s, c) => FAMILIES[base].plan(s, c),
+    check: (c, s) => FAMILIES[base].check(c, s),
+  };
+}
+
 // A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants;
 // the convolution adds split-K (SPLIT_K, a workspace binding and a second launch).
 function sgmatFamily(base, bias) {
@@ -399,14 +417,18 @@ export function toF16Bits(values) {
 
 // The template's text. Under Node it is read from src/targets/webgpu/kernels; elsewhere pass `source`.
 const sources = new Map();
-// A template with each `// requires: NAME` line replaced by the shared snippet common/NAME.wgsl
-// (WGSL has no includes; module-scope declarations may come in any order).
+// A template with each `// requires: NAME` line replaced by the shared snippet common/NAME.wgsl,
+// itself expanded (WGSL has no includes; module-scope declarations may come in any order).
 export async function loadTemplate(family) {
   if (!sources.has(family)) {
     const { readFileSync } = await import('node:fs');
     const read = (path) => readFileSync(new URL(`../../src/targets/webgpu/kernels/${path}.wgsl`, import.meta.url), 'utf8');
     // The whole line, its end included, becomes the snippet (which ends with its own), as in the compiler.
-    sources.set(family, read(family).replace(/^\/\/ requires: (\w+).*\n/gm, (_, name) => read(`common/${name}`)));
+    const expand = (text, depth) => {
+      if (depth > 8) throw new Error(`wgsl: ${family}'s snippets require each other more than 8 deep`);
+      return text.replace(/^\/\/ requires: (\w+).*\n/gm, (_, name) => expand(read(`common/${name}`), depth + 1));
+    };
+    sources.set(family, expand(read(family), 0));
   }
   return sources.get(family);
 }

@@ -139,7 +139,7 @@ const bool registered = register_command(
                           "sharing one copy of the weights; the first is its default (default: the model's size)");
        command
            .add_option("--tiers", options->tiers,
-                       "kernel tiers to write, comma-separated (webgpu: f32, subgroup-matrix); the base tier (f32) is "
+                       "kernel tiers to write, comma-separated (webgpu: f32, f16, subgroup-matrix); the base tier (f32) is "
                        "always written; the runtime picks the best one the device offers (default: all)")
            ->delimiter(',');
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")

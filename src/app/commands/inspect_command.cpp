@@ -136,9 +136,10 @@ nlohmann::json summarise_sizes(const nlohmann::json* model) {
   return sizes;
 }
 
-// The kernel tiers (manifest section `tiers`): each with its features and the WGSL (or other
-// kernel) files its launch lists name, counted and summed from the `files` section. Null for an
-// artifact of one lowering.
+// The kernel tiers (manifest section `tiers`): each with its features, the WGSL (or other
+// kernel) files its launch lists name, counted and summed from the `files` section, and the bytes
+// its weights take on the device (f16 where its lists hold them so, else f32, as the webgpu device
+// widens them). Null for an artifact of one lowering.
 ordered_json summarise_tiers(const artifact::Artifact& artifact) {
   const nlohmann::json* tiers = artifact.section("tiers");
   if (tiers == nullptr || !tiers->is_array()) return nullptr;
@@ -163,6 +164,7 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
                                       ? &(*tier_lists)[name]
                                       : nullptr;
     std::set<std::string> files;
+    std::map<std::string, std::uint64_t> device_weights;  // by artifact tensor
     // A denoising step's dispatches: the guided UNet's launches (unet_cfg; an artifact without it
     // runs unet twice).
     nlohmann::json step_dispatches = nullptr;
@@ -175,6 +177,15 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
         }
       }
       for (const auto& [symbol, list] : lists->items()) {
+        try {
+          for (const auto& weight : runtime::launch_list_from_json(list).weights) {
+            const auto size =
+                static_cast<std::uint64_t>(weight.type.numel()) * (weight.type.dtype == DType::kF16 ? 2 : 4);
+            device_weights[weight.name] = std::max(device_weights[weight.name], size);
+          }
+        } catch (const Error&) {
+          // A list the runtime would refuse: its load says why; here it adds no bytes.
+        }
         if (!list.is_object() || !list.contains("kernels") || !list["kernels"].is_array()) continue;
         for (const auto& kernel : list["kernels"]) {
           if (kernel.is_object() && kernel.contains("file") && kernel["file"].is_string()) files.insert(kernel["file"]);
@@ -193,6 +204,9 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
     entry["automatic"] = tier.value("automatic", true);
     entry["kernel_files"] = files.size();
     entry["kernel_bytes"] = bytes;
+    std::uint64_t weight_bytes = 0;
+    for (const auto& [tensor, size] : device_weights) weight_bytes += size;
+    entry["device_weight_bytes"] = weight_bytes;
     entry["step_dispatches"] = step_dispatches;
     entry["summary"] = tier.value("summary", "");
     summary.push_back(std::move(entry));
@@ -283,9 +297,11 @@ void print_text(const ordered_json& summary) {
                                          ? ""
                                          : ", " + std::to_string(step["launches"].get<std::uint64_t>()) +
                                                " dispatches a step (" + step["function"].get<std::string>() + ")";
-      std::printf("  %-19s %llu kernel files, %s%s; needs %s%s\n", tier["name"].get<std::string>().c_str(),
+      std::printf("  %-19s %llu kernel files, %s, weights %s on the device%s; needs %s%s\n",
+                  tier["name"].get<std::string>().c_str(),
                   static_cast<unsigned long long>(tier["kernel_files"].get<std::uint64_t>()),
-                  human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(), dispatches.c_str(),
+                  human_bytes(tier["kernel_bytes"].get<std::uint64_t>()).c_str(),
+                  human_bytes(tier["device_weight_bytes"].get<std::uint64_t>()).c_str(), dispatches.c_str(),
                   features.empty() ? "no optional features" : features.c_str(),
                   tier["automatic"].get<bool>() ? "" : "; only when asked (--tier)");
     }

@@ -31,6 +31,7 @@ function reference({ N, H, W, C, O, KH, stride = 1, pad = 0 }, input, oihw, bias
 }
 
 test('conv2d_nhwc: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc'));
+test('conv2d_nhwc_f16: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_f16'));
 test('conv2d_nhwc_sgmat: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_sgmat'));
 
 const cases = [
@@ -47,9 +48,11 @@ const cases = [
     sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
 ];
 
-// The subgroup-matrix tier rounds both operands to f16 (11 significant bits) and accumulates in f32.
+// The f16 tier rounds the weight to f16 (11 significant bits), the subgroup-matrix tier both
+// operands; both accumulate in f32.
 const families = [
   { family: 'conv2d_nhwc', tolerance: 1e-5, skip: false },
+  { family: 'conv2d_nhwc_f16', tolerance: 2e-3, skip: (await unsupported('conv2d_nhwc_f16')) ?? false },
   { family: 'conv2d_nhwc_sgmat', tolerance: 2e-3, skip: (await unsupported('conv2d_nhwc_sgmat')) ?? false },
 ];
 for (const { family, tolerance, skip } of families) {
@@ -64,7 +67,7 @@ for (const { family, tolerance, skip } of families) {
       const inputs = { input, weight: repackConvWeight(oihw, O, C, KH, KH), bias };
       if (residual) inputs.residual = r.floats(N * OH * OW * O);
       const { out } = await run(family, shape, inputs, { HAS_BIAS: true, HAS_RESIDUAL: !!residual, ACTIVATION: silu ? 1 : 0,
-                                                         ...(family === 'conv2d_nhwc' ? overrides : sgmat) });
+                                                         ...(family.endsWith('_sgmat') ? sgmat : overrides) });
       assertClose(`${family} ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), tolerance);
     });
   }

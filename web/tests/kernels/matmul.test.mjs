@@ -26,6 +26,7 @@ function reference({ M, N, K, batch = 1, sharedWeight = true }, x, w, bias, resi
 }
 
 test('matmul: the template agrees with the binding and Params tables', () => checkContract('matmul'));
+test('matmul_f16: the template agrees with the binding and Params tables', () => checkContract('matmul_f16'));
 test('matmul_sgmat: the template agrees with the binding and Params tables', () => checkContract('matmul_sgmat'));
 
 const cases = [
@@ -43,14 +44,16 @@ const cases = [
     overrides: { BM: 4, BN: 4, TM: 4, TN: 4, BK: 1 }, folded: true },
 ];
 
-// The subgroup-matrix tier rounds both operands to f16 (11 significant bits) and accumulates in f32.
+// The f16 tier rounds the weight to f16 (11 significant bits), the subgroup-matrix tier both
+// operands; both accumulate in f32.
 const families = [
   { family: 'matmul', tolerance: 1e-5, skip: false },
+  { family: 'matmul_f16', tolerance: 2e-3, skip: (await unsupported('matmul_f16')) ?? false },
   { family: 'matmul_sgmat', tolerance: 2e-3, skip: (await unsupported('matmul_sgmat')) ?? false },
 ];
 for (const { family, tolerance, skip } of families) {
   for (const { name, shape, bias, residual, activation = 0, overrides = {}, sgmat = {}, folded } of cases) {
-    if (family !== 'matmul' && folded) continue;  // the base tiles of 4 rows make the fold reachable
+    if (family.endsWith('_sgmat') && folded) continue;  // the base tiles of 4 rows make the fold reachable
     test(`${family}: ${name}`, { skip }, async () => {
       const r = rng(name.length * 7919);
       const batch = shape.batch ?? 1;
@@ -60,7 +63,7 @@ for (const { family, tolerance, skip } of families) {
       if (bias) inputs.bias = r.floats(shape.N);
       if (residual) inputs.residual = r.floats(batch * shape.M * shape.N);
       const constants = { HAS_BIAS: !!bias, HAS_RESIDUAL: !!residual, ACTIVATION: activation,
-                          ...(family === 'matmul' ? overrides : sgmat) };
+                          ...(family.endsWith('_sgmat') ? sgmat : overrides) };
       const { out, prepared } = await run(family, shape, inputs, constants);
       if (folded) assert.ok(prepared.launches[0].dispatch[2] > 1, `not folded: ${prepared.launches[0].dispatch}`);
       assertClose(`${family} ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), tolerance);

@@ -117,16 +117,17 @@ const std::vector<ParamField>& matmul_params() {
 
 // The GEMM kernel of a tier for an M x N output (times `batch`): its template family (matmul or
 // conv2d_nhwc, plus a suffix), tile constants, output tile and workgroup. f32: register tiles of
-// 4x4 per thread. subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2
-// subgroups (64x64 tiles), or one subgroup (32x32) where 64x64 tiles would leave the GPU short of
-// two workgroups per multiprocessor (264: an H100's or H200's 132); operands read four k at a time,
-// so `vec4_operands` (K and C multiples of 4) is required, and B must be a weight (`b_is_weight`:
-// the tier stores weights in f16, never widened, and its kernels read them so), or the f32 kernel
-// is used. Where even
-// 32x32 tiles leave it short and `K` is deep (convolutions of 8x8 latents: K = 11520), K is split
-// (`split_k` > 1, convolutions only) into parts of at least 8 steps, for about 528 workgroups.
+// 4x4 per thread. f16: the same, reading a weight B stored in f16 (`_f16`; so do the
+// subgroup-matrix tier's GEMMs that its own kernels do not take). subgroup-matrix: 16x16x16
+// f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2 subgroups (64x64 tiles), or one subgroup
+// (32x32) where 64x64 tiles would leave the GPU short of two workgroups per multiprocessor (264: an
+// H100's or H200's 132); operands read four k at a time, so `vec4_operands` (K and C multiples of
+// 4) is required, and B must be a weight (`b_is_weight`: held in f16, as the kernels read it).
+// Where even 32x32 tiles leave it short and `K` is deep (convolutions of 8x8 latents: K = 11520),
+// K is split (`split_k` > 1, convolutions only) into parts of at least 8 steps, for about 528
+// workgroups.
 struct GemmKernel {
-  std::string suffix;
+  std::string suffix;  // "" (f32 weights), "_f16" or "_sgmat" (both read B as an f16 weight)
   std::vector<WgslConstant> tiles;
   std::int64_t bm = 64, bn = 64;
   std::array<std::int64_t, 3> workgroup{16, 16, 1};
@@ -155,7 +156,8 @@ GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, 
     if (can_split) tiles_constants.push_back({"SPLIT_K", "u32", static_cast<double>(split)});
     return {"_sgmat", std::move(tiles_constants), tile, tile, {32, subgroups * subgroups, 1}, split};
   }
-  return {"",
+  const bool f16_weight = b_is_weight && (tier == kF16Tier || tier == kSubgroupMatrixTier);
+  return {f16_weight ? "_f16" : "",
           {{"BM", "u32", 64}, {"BN", "u32", 64}, {"BK", "u32", 16}, {"TM", "u32", 4}, {"TN", "u32", 4}},
           64,
           64,
@@ -237,7 +239,7 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
       gemm_kernel(tier, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, is_weight(function, node.inputs[1]), true);
   std::vector<std::string> unused;
   if (!residual) unused.push_back("residual");
-  if (!kernel.suffix.empty() && kernel.split_k == 1) unused.push_back("workspace");
+  if (kernel.suffix == "_sgmat" && kernel.split_k == 1) unused.push_back("workspace");
   KernelPlan plan = from_template("conv2d_nhwc" + kernel.suffix, gemm_constants(kernel, true, residual),
                                   {{"N", "u32"},
                                    {"H", "u32"},
@@ -643,7 +645,8 @@ bool webgpu_lowers(const std::string& op) {
 }
 
 LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node, const std::string& tier) {
-  if (tier != kF32Tier && tier != kSubgroupMatrixTier) throw Error("codegen", "webgpu: no kernel tier '" + tier + "'");
+  if (tier != kF32Tier && tier != kF16Tier && tier != kSubgroupMatrixTier)
+    throw Error("codegen", "webgpu: no kernel tier '" + tier + "'");
   LoweredNode lowered = lower_by_op(function, node, tier);
   // Every binding is writable (wgsl_module.h): one value bound twice in a launch is refused by
   // WebGPU, so it is refused here, at build time.

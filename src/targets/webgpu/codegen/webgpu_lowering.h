@@ -15,11 +15,14 @@
 
 namespace websd::webgpu {
 
-// The kernel tiers: every function lowered once per tier. f32 runs on every adapter; subgroup-matrix
-// runs GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation) where the adapter
-// offers `shader-f16`, `subgroups` and `chromium-experimental-subgroup-matrix` (f16 -> f32 16x16x16),
-// and the weights those read are held in f16 on the GPU (passes::NodeLaunch::f16_weights).
+// The kernel tiers: every function lowered once per tier. f32 runs on every adapter; f16 holds the
+// weights of linear layers and convolutions in f16 on the GPU (passes::NodeLaunch::f16_weights:
+// half their memory, no widening at load; the arithmetic stays f32) where the adapter offers
+// `shader-f16`; subgroup-matrix does that too and runs GEMMs and convolutions on tensor cores (f16
+// operands, f32 accumulation) where it also offers `subgroups` and
+// `chromium-experimental-subgroup-matrix` (f16 -> f32 16x16x16).
 inline constexpr const char* kF32Tier = "f32";
+inline constexpr const char* kF16Tier = "f16";
 inline constexpr const char* kSubgroupMatrixTier = "subgroup-matrix";
 
 struct LoweredNode {
@@ -38,7 +41,7 @@ bool webgpu_attention_fits(std::int64_t head_dim, std::int64_t value_head_dim);
 // target's kernels do not implement (a concat of more than two inputs, padding with a value other
 // than 0, softmax over an axis other than the last, a matmul without transpose_b, a head
 // dimension not a multiple of 4 per thread, ...).
-// `tier` (kF32Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls and convolutions.
+// `tier` (kF32Tier, kF16Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls and convolutions.
 LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node,
                               const std::string& tier = kF32Tier);
 

@@ -40,6 +40,9 @@ std::int64_t value_bytes(const TensorType& type) {
   return type.numel() * static_cast<std::int64_t>(dtype_size(type.dtype));
 }
 
+// A weight on the device: f16 where the tier holds it so, else f32 whatever the artifact stores.
+std::int64_t device_weight_bytes(const TensorType& type) { return type.numel() * (type.dtype == DType::kF16 ? 2 : 4); }
+
 }  // namespace
 
 std::string WebGpuTarget::name() const { return "webgpu"; }
@@ -81,10 +84,15 @@ passes::MemoryLimits WebGpuTarget::memory_limits() const { return {kStorageOffse
 std::vector<TargetTier> WebGpuTarget::tiers() const {
   // The subgroup-matrix tier is taken where offered: on an H100 (2026-12-07) its kernels passed every
   // test, the fixture's image within tolerance, SD 1.5's UNet step 1.5x the f32 tier's speed.
+  // The f16 tier is taken only when asked for until it has run on a GPU with shader-f16.
   return {{webgpu::kF32Tier, "f32 WGSL: every adapter", true},
+          {webgpu::kF16Tier,
+           "the f32 kernels with the weights of linear layers and convolutions held in f16 (half their GPU memory, "
+           "no widening at load): adapters with shader-f16",
+           false},
           {webgpu::kSubgroupMatrixTier,
-           "GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation): adapters with shader-f16, "
-           "subgroups and chromium-experimental-subgroup-matrix (Chrome behind a flag)",
+           "GEMMs and convolutions on tensor cores (f16 operands, f32 accumulation), their weights held in f16: "
+           "adapters with shader-f16, subgroups and chromium-experimental-subgroup-matrix (Chrome behind a flag)",
            true}};
 }
 
@@ -183,8 +191,8 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
   std::int64_t storage_buffers = kDefaultStorageBuffersPerStage, invocations = kDefaultInvocationsPerWorkgroup;
   for (const runtime::LaunchList& list : lists) {
     for (const auto arena : list.memory.arenas) buffer = std::max(buffer, arena);
-    // Weights are stored in f32 on the device whatever the artifact's storage dtype.
-    for (const auto& weight : list.weights) buffer = std::max(buffer, 4 * weight.type.numel());
+    // Weights are held in the dtype the list names (f32 or f16) whatever the artifact's storage dtype.
+    for (const auto& weight : list.weights) buffer = std::max(buffer, device_weight_bytes(weight.type));
     for (const auto& kernel : list.kernels) {
       storage_buffers = std::max<std::int64_t>(storage_buffers, static_cast<std::int64_t>(kernel.bindings.size()));
       invocations =
@@ -194,7 +202,7 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
       for (const auto& b : launch.bindings) {
         const runtime::LaunchValue& value = list.values[static_cast<std::size_t>(b.value)];
         const std::int64_t bytes =
-            value.placement == runtime::Placement::kWeight ? 4 * value.type.numel() : value_bytes(value.type);
+            value.placement == runtime::Placement::kWeight ? device_weight_bytes(value.type) : value_bytes(value.type);
         binding = std::max(binding, bytes);
       }
     }
@@ -207,6 +215,7 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
                                    {"maxStorageBuffersPerShaderStage", storage_buffers},
                                    {"maxComputeInvocationsPerWorkgroup", invocations}}},
                                  {"features", nlohmann::json::array()}};
+  if (tier == webgpu::kF16Tier) requirements["features"] = {"shader-f16"};
   if (tier == webgpu::kSubgroupMatrixTier) {
     // The kernels' fragments and their one-subgroup-per-row workgroups (matmul_sgmat.wgsl).
     requirements["features"] = {"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"};

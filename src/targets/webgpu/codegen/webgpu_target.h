@@ -19,7 +19,7 @@ class WebGpuTarget : public Target {
   bool supports(const std::string& op) const override;
   passes::Pipeline pass_list(const PassListHooks& hooks) const override;
   passes::MemoryLimits memory_limits() const override;
-  // f32 (the base: every adapter), subgroup-matrix (webgpu_lowering.h).
+  // f32 (the base: every adapter), f16, subgroup-matrix (webgpu_lowering.h).
   std::vector<TargetTier> tiers() const override;
   std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node,
                                              const std::string& tier) const override;

@@ -11,30 +11,41 @@
 
 namespace websd::webgpu {
 
-std::string wgsl_template(const std::string& family) {
+namespace {
+
+// `text` (of template `name`) with its `// requires:` lines replaced by their snippets, themselves
+// expanded (a snippet may require others; `depth` stops a cycle).
+std::string expand_requires(const std::string& name, const std::string& text, int depth) {
   const auto& sources = wgsl_template_sources();
-  const auto found = sources.find(family);
-  if (found == sources.end()) throw Error("codegen", "no WGSL template '" + family + "'");
+  if (depth > 8) throw Error("codegen", name + ".wgsl: snippets require each other more than 8 deep");
   std::string out;
   std::size_t begin = 0;
-  const std::string& text = found->second;
   while (begin < text.size()) {
     std::size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
     const std::string line = text.substr(begin, end - begin);
     constexpr const char* kRequires = "// requires: ";
     if (line.rfind(kRequires, 0) == 0) {
-      std::string name = line.substr(std::strlen(kRequires));
-      name = name.substr(0, name.find_first_of(" \t"));
-      const auto snippet = sources.find("common/" + name);
-      if (snippet == sources.end()) throw Error("codegen", family + ".wgsl requires a missing snippet '" + name + "'");
-      out += snippet->second;
+      std::string wanted = line.substr(std::strlen(kRequires));
+      wanted = wanted.substr(0, wanted.find_first_of(" \t"));
+      const auto snippet = sources.find("common/" + wanted);
+      if (snippet == sources.end()) throw Error("codegen", name + ".wgsl requires a missing snippet '" + wanted + "'");
+      out += expand_requires(snippet->first, snippet->second, depth + 1);
     } else {
       out += line + "\n";
     }
     begin = end + 1;
   }
   return out;
+}
+
+}  // namespace
+
+std::string wgsl_template(const std::string& family) {
+  const auto& sources = wgsl_template_sources();
+  const auto found = sources.find(family);
+  if (found == sources.end()) throw Error("codegen", "no WGSL template '" + family + "'");
+  return expand_requires(family, found->second, 0);
 }
 
 namespace {

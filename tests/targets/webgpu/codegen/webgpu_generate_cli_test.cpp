@@ -181,7 +181,16 @@ TEST(WebGpuBench, ReportsTheAdapterPipelinesAndSteps) {
 TEST(WebGpuTiers, InspectListsThemAndATierTheAdapterLacksIsOneClearError) {
   const auto inspected = test::run_websd({"inspect", webgpu_artifact()});
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
-  EXPECT_NE(inspected.out.find("tiers       2"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("tiers       3"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("needs shader-f16; only when asked (--tier)\n"), std::string::npos) << inspected.out;
+  // The tiers that hold GEMM weights in f16 need less device memory for them than the f32 tier.
+  const auto weight_bytes = [&](const std::string& tier) {
+    const std::size_t row = inspected.out.find("  " + tier + " ");
+    const std::size_t at = inspected.out.find("weights ", row);
+    return at == std::string::npos ? std::string() : inspected.out.substr(at, inspected.out.find(" on", at) - at);
+  };
+  EXPECT_NE(weight_bytes("f32"), weight_bytes("f16")) << inspected.out;
+  EXPECT_EQ(weight_bytes("f16"), weight_bytes("subgroup-matrix")) << inspected.out;
   EXPECT_NE(inspected.out.find(" dispatches a step (unet_cfg)"), std::string::npos) << inspected.out;
   EXPECT_NE(inspected.out.find("needs shader-f16, subgroups, chromium-experimental-subgroup-matrix\n"),
             std::string::npos)

@@ -86,6 +86,15 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   EXPECT_NE(conv.files[0].first.find("conv2d_nhwc_sgmat_"), std::string::npos);
   EXPECT_EQ(conv.launches[0].kernel.entry, "conv2d_nhwc");
   EXPECT_EQ(conv.launches[0].f16_weights, (std::vector<int>{1}));
+  // The f16 tier: the f32 tiles reading the weight in f16.
+  const LoweredNode f16_linear = lower_webgpu_node(function, function.nodes()[0], kF16Tier);
+  EXPECT_NE(f16_linear.files[0].first.find("kernels/matmul_f16_"), std::string::npos);
+  EXPECT_EQ(f16_linear.launches[0].f16_weights, (std::vector<int>{1}));
+  EXPECT_EQ(text_of(f16_linear).rfind("enable f16;\nconst BM: u32 = 64u;\n", 0), 0u) << text_of(f16_linear);
+  EXPECT_NE(text_of(f16_linear).find("var<storage, read_write> w: array<WeightOperand>;"), std::string::npos);
+  const LoweredNode f16_conv = lower_webgpu_node(function, function.nodes()[1], kF16Tier);
+  EXPECT_NE(f16_conv.files[0].first.find("kernels/conv2d_nhwc_f16_"), std::string::npos);
+  EXPECT_EQ(f16_conv.launches[0].f16_weights, (std::vector<int>{1}));
   // The base tier reads every weight in f32.
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[0]).launches[0].f16_weights.empty());
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[1]).launches[0].f16_weights.empty());
@@ -95,11 +104,11 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   const LoweredNode wide = lower_webgpu_node(function, function.nodes()[2], kSubgroupMatrixTier);
   EXPECT_EQ(wide.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
   EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{16, 256, 1}));
-  // Operands read four k at a time: K = 30 keeps the f32 kernel, in this tier too.
+  // Operands read four k at a time: K = 30 keeps the register tiles, reading the weight in f16.
   const auto odd = b.input("odd", {DType::kF32, {4, 30}});
   function.set_outputs({b.op("linear", {odd, b.weight("w3", {8, 30})})});
   EXPECT_NE(
-      lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("kernels/matmul_"),
+      lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("kernels/matmul_f16_"),
       std::string::npos);
   EXPECT_EQ(lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("_sgmat_"),
             std::string::npos);

@@ -136,13 +136,16 @@ std::string build_with(const Target& target, const std::string& tag) {
 TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameWeights) {
   const nlohmann::json m = manifest();
   const nlohmann::json& tiers = m["sections"]["tiers"];
-  ASSERT_EQ(tiers.size(), 2u);
+  ASSERT_EQ(tiers.size(), 3u);
   EXPECT_EQ(tiers[0]["name"], "f32");
   EXPECT_FALSE(tiers[0].contains("device_requirements"));  // the base's: the device_requirements section
-  EXPECT_EQ(tiers[1]["name"], "subgroup-matrix");
+  EXPECT_EQ(tiers[1]["name"], "f16");
+  EXPECT_EQ(tiers[1]["device_requirements"]["features"], nlohmann::json({"shader-f16"}));
+  EXPECT_EQ(tiers[2]["name"], "subgroup-matrix");
   EXPECT_EQ(tiers[0]["automatic"], true);
-  EXPECT_EQ(tiers[1]["automatic"], true);  // verified on an H100: taken where offered
-  const nlohmann::json& needs = tiers[1]["device_requirements"];
+  EXPECT_EQ(tiers[1]["automatic"], false);  // not yet run on a GPU: only when asked for
+  EXPECT_EQ(tiers[2]["automatic"], true);   // verified on an H100: taken where offered
+  const nlohmann::json& needs = tiers[2]["device_requirements"];
   EXPECT_EQ(needs["features"], nlohmann::json({"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"}));
   EXPECT_EQ(needs["subgroup_size"], 32);
   EXPECT_EQ(needs["subgroup_matrix"]["componentType"], "f16");
@@ -150,6 +153,20 @@ TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameWeights) {
   const nlohmann::json& tier_lists = m["sections"]["tier_launch_lists"]["subgroup-matrix"];
   ASSERT_EQ(tier_lists.size(), base_lists.size());
   std::size_t tensor_core_launches = 0;
+  // Both other tiers hold the weights of linear layers and convolutions in f16, the base none.
+  for (const char* tier : {"f16", "subgroup-matrix"}) {
+    std::size_t f16_weights = 0, base_f16_weights = 0;
+    for (const auto& [symbol, json] : base_lists.items()) {
+      for (const auto& weight : runtime::launch_list_from_json(json).weights) {
+        base_f16_weights += weight.type.dtype == DType::kF16 ? 1 : 0;
+      }
+      const runtime::LaunchList tiered =
+          runtime::launch_list_from_json(m["sections"]["tier_launch_lists"][tier][symbol]);
+      for (const auto& weight : tiered.weights) f16_weights += weight.type.dtype == DType::kF16 ? 1 : 0;
+    }
+    EXPECT_EQ(base_f16_weights, 0u);
+    EXPECT_GT(f16_weights, 50u) << tier;
+  }
   for (const auto& [symbol, json] : base_lists.items()) {
     ASSERT_TRUE(tier_lists.contains(symbol)) << symbol;
     const runtime::LaunchList base = runtime::launch_list_from_json(json);
@@ -197,7 +214,7 @@ TEST(WebGpuTarget, TiersCanBeChosenAndAnUnknownOneIsRefusedNamingThem) {
     build_artifact(options, webgpu_target());
     ADD_FAILURE() << "an unknown tier was built";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("no tier 'tensor' (it has f32, subgroup-matrix)"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("no tier 'tensor' (it has f32, f16, subgroup-matrix)"), std::string::npos)
         << error.what();
   }
 }

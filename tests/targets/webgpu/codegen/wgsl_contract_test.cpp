@@ -1,6 +1,6 @@
 // The contract between the compiler's lowering (webgpu_lowering.h) and the JS table that the
 // kernel tests and the benchmark use (web/kernels/wgsl_templates.mjs): for nodes of every GEMM
-// family of both tiers, group norm and attention, the lowering's launches are given to the JS side
+// family of every tier, group norm and attention, the lowering's launches are given to the JS side
 // with the constants the lowering chose, and the two must agree byte for byte on the uniform block,
 // the entries and dispatch grids, and the module text (the JS text made as the compiler makes its
 // own: every binding writable, switched-off optional operands dropped).
@@ -97,6 +97,7 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
   const auto& nodes = function.nodes();
   std::vector<Case> cases = {
       {"matmul", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0])},
+      {"matmul_f16", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0], kF16Tier)},
       {"matmul_sgmat", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0], kSubgroupMatrixTier)},
       {"matmul_sgmat",
        {{"M", 16384}, {"N", 1024}, {"K", 64}},
@@ -104,6 +105,9 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
       {"conv2d_nhwc",
        {{"N", 2}, {"H", 12}, {"W", 12}, {"C", 40}, {"O", 48}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
        lower_webgpu_node(function, nodes[2])},
+      {"conv2d_nhwc_f16",
+       {{"N", 2}, {"H", 12}, {"W", 12}, {"C", 40}, {"O", 48}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
+       lower_webgpu_node(function, nodes[2], kF16Tier)},
       {"conv2d_nhwc_sgmat",
        {{"N", 2}, {"H", 12}, {"W", 12}, {"C", 40}, {"O", 48}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
        lower_webgpu_node(function, nodes[2], kSubgroupMatrixTier)},
@@ -116,7 +120,7 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
       {"attention",
        {{"B", 2}, {"H", 8}, {"Sq", 64}, {"Skv", 64}, {"D", 40}, {"scale", 0.158113883}},
        lower_webgpu_node(function, nodes[5])}};
-  ASSERT_GT(cases[5].lowered.launches.size(), 1u) << "the split-K case no longer splits";
+  ASSERT_GT(cases[7].lowered.launches.size(), 1u) << "the split-K case no longer splits";
 
   const std::string dir = test::make_temp_dir("wgsl-contract");
   nlohmann::json jobs = nlohmann::json::array();
