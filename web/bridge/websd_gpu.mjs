@@ -24,6 +24,7 @@
 // threaded, like everything on one GPUDevice.
 
 const kStorageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+const kWriteSubmitBytes = 64 * 1024 * 1024;  // see writeBuffer
 
 // The message for an adapter that lacks what the artifact needs (null when it has all of it).
 export function missingCapability(adapter, requiredLimits = {}, requiredFeatures = []) {
@@ -123,6 +124,7 @@ export class GpuBridge {
     this.encoder = null;
     this.afterFlush = [];   // reads to start once the copies they wait on are submitted
     this.pending = 0;       // reads and compilations not yet delivered
+    this.writtenSinceSubmit = 0;  // bytes of queue.writeBuffer since the last submit
     this.compiling = 0;     // kernels whose pipelines are not made yet
     this.kernelsCreated = 0;  // kernels asked for so far (a page shows compiling progress against it)
     this.compileSeconds = 0;  // wall time while at least one pipeline was compiling
@@ -184,6 +186,14 @@ export class GpuBridge {
       const padded = new Uint8Array(alignUp(data.byteLength, 4));
       padded.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       this.device.queue.writeBuffer(buffer, offset, padded);
+    }
+    // Each write's bytes wait in a staging copy until a submit carries them to the GPU: while
+    // weights stream in (gigabytes before the first run), an empty submit every 64 MiB lets Dawn
+    // recycle those copies instead of holding all of them at once.
+    this.writtenSinceSubmit += data.byteLength;
+    if (this.writtenSinceSubmit >= kWriteSubmitBytes) {
+      this.device.queue.submit([]);
+      this.writtenSinceSubmit = 0;
     }
   }
 
