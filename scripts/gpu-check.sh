@@ -94,7 +94,7 @@ run() {
   echo "== summary ($gpu)"
   printf '%-34s %s\n' "kernels (every tier offered)" "$kernels"
   grep -E '^-- tier|kernel tier|unet_step_cfg|vae_decode|text_encoder|UNet|VAE|text|peak' "$work/websd.log" |
-    grep -iE 'tier| s |ms|GiB' | head -n 30 | sed 's/^/websd  /' || true
+    grep -iE 'tier| s |ms|GiB' | head -n 60 | sed 's/^/websd  /' || true
   [[ -s $work/torch.json ]] && node -e "const r = JSON.parse(require('fs').readFileSync('$work/torch.json', 'utf8'));
     for (const [k, v] of Object.entries(r)) console.log('torch  ' + k.padEnd(28) + ' ' + (typeof v === 'number' ? v.toFixed(2) : v));"
   return 0

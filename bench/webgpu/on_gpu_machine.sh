@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The webgpu target on a GPU machine (issue 20's figures), in one command: the WGSL kernel suite
-# and the bridge tests, the tiny fixture's seeded euler_a txt2img through a webgpu artifact against
+# The webgpu target on a GPU machine (issue 20's figures; scripts/gpu-check.sh runs it after the
+# WGSL kernel suite): the tiny fixture's seeded euler_a txt2img through a webgpu artifact against
 # diffusers' image, then full-size random SD 1.5 (make-model --preset sd15) built for webgpu at
 # 512x512 (f16 storage) and timed by websd bench, both per kernel tier.
 #   usage: bench/webgpu/on_gpu_machine.sh WEBSD FIXTURES WORKDIR [RUNS]
@@ -11,9 +11,6 @@ set -euo pipefail
 websd=$1 fixtures=$2 work=$3 runs=${4:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
-
-echo "== WGSL kernels and the bridge (node --test web/tests)"
-(cd "$here/../../web" && node --test tests/ 2>&1 | grep -E '^# (tests|pass|fail)')
 
 # Every kernel tier the artifact holds, each where the adapter offers it (a tier it lacks says so).
 tiers=(f32 f16 subgroup-matrix)
