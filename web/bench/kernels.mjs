@@ -50,16 +50,16 @@ const conv = (hw, c, { tier = '', batch = 2, kernel = 3 } = {}) => {
   const M = shape.N * shape.H * shape.W;
   const splits = [{ SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
                   { SPLIT_K: 4 }];
-  return { family: `conv2d_nhwc${tier}`, shape, variants: tier ? [...sgmatTiles, ...splits] : convTiles,
+  return { family: `conv2d_nhwc${tier}`, shape, variants: tier === '_sgmat' ? [...sgmatTiles, ...splits] : convTiles,
            flops: 2 * M * shape.O * kernel * kernel * shape.C,
            inputs: { input: M * shape.C, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
 };
 const linear = (rows, k, n, tier = '') => {
   const shape = { M: T(rows), N: C(n), K: C(k) };
-  return { family: `matmul${tier}`, shape, variants: tier ? sgmatTiles : matmulTiles, constants: { HAS_BIAS: true },
+  return { family: `matmul${tier}`, shape, variants: tier === '_sgmat' ? sgmatTiles : matmulTiles, constants: { HAS_BIAS: true },
            flops: 2 * shape.M * shape.N * shape.K, inputs: { x: shape.M * shape.K, w: shape.N * shape.K, bias: shape.N } };
 };
-// The GEMM cases of both tiers: SD 1.5's UNet at 512x512 (64x64 latents, batch 2) and its VAE decoder.
+// The GEMM cases of every tier (f32, _f16: f16 weights, _sgmat): SD 1.5's UNet at 512x512 (64x64 latents, batch 2) and its VAE decoder.
 const gemmCases = (tier) => [
   { name: `conv3x3 320->320 @64x64 b2${tier}`, ...conv(64, 320, { tier }) },
   { name: `conv3x3 640->640 @32x32 b2${tier}`, ...conv(32, 640, { tier }) },
@@ -85,6 +85,7 @@ const attention = (sq, skv, heads, d, tier = '') => {
 
 const cases = [
   ...gemmCases(''),
+  ...gemmCases('_f16'),
   ...gemmCases('_sgmat'),
   { name: 'attention self 4096 tok 8x40 b2', ...attention(4096, 4096, 8, 40) },
   { name: 'attention cross 4096x77 8x40 b2', ...attention(4096, 77, 8, 40) },
