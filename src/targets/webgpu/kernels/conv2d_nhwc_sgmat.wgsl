@@ -33,22 +33,7 @@ alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never wi
 
 // requires: activation (common/activation.wgsl: fn activate)
 
-// The receptive-field origin of each row this thread stages (LA of them, fixed for the tile), and
-// the window offset of the four channels being staged.
-var<private> rows: array<Row, LA>;
-var<private> depth_kh: i32;
-var<private> depth_kw: i32;
-var<private> depth_c: u32;
-var<private> depth_ok: bool;
 var<private> split: u32;  // this workgroup's split of K (split-K)
-
-fn a_depth(k: u32) {
-  let kwc = params.KW * params.C;
-  depth_ok = k < params.K;
-  depth_kh = i32(k / kwc);
-  depth_kw = i32((k % kwc) / params.C);
-  depth_c = k % params.C;
-}
 
 fn load_a(l: u32, r: u32, k: u32) -> vec4<f16> {
   let row = rows[l];

@@ -33,3 +33,20 @@ fn row_of(m: u32) -> Row {
   row.iw0 = i32(ow * params.stride) - i32(params.pad);
   return row;
 }
+
+// The GEMM's A at depth k is the input at the row's window offset (kh, kw) and channel c, k =
+// (kh * KW + kw) * C + c: a_depth (the GEMM snippets' hook, once per staged depth) keeps them, and
+// `rows` the receptive-field origin of each row this thread stages (LA of them, set per tile).
+var<private> rows: array<Row, LA>;
+var<private> depth_kh: i32;
+var<private> depth_kw: i32;
+var<private> depth_c: u32;
+var<private> depth_ok: bool;
+
+fn a_depth(k: u32) {
+  let kwc = params.KW * params.C;
+  depth_ok = k < params.K;
+  depth_kh = i32(k / kwc);
+  depth_kw = i32((k % kwc) / params.C);
+  depth_c = k % params.C;
+}
