@@ -35,19 +35,19 @@ alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never wi
 
 var<private> split: u32;  // this workgroup's split of K (split-K)
 
-fn load_a(l: u32, r: u32, k: u32) -> vec4<f16> {
+fn load_a(l: u32, r: u32, k: u32) -> Operand {
   let row = rows[l];
   let ih = row.ih0 + depth_kh;
   let iw = row.iw0 + depth_kw;
   if (row.valid && depth_ok && ih >= 0 && iw >= 0 && u32(ih) < params.H && u32(iw) < params.W) {
-    return vec4<f16>(input[(row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c) / 4u]);
+    return input[(row.base + (u32(ih) * params.W + u32(iw)) * params.C + depth_c) / 4u];
   }
-  return vec4<f16>(0.0);
+  return Operand(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> vec4<f16> {
+fn load_b(n: u32, k: u32) -> WeightOperand {
   if (n < params.O && k < params.K) { return weight[(n * params.K + k) / 4u]; }
-  return vec4<f16>(0.0);
+  return WeightOperand(0.0);
 }
 
 // One output's bias, activation and residual.

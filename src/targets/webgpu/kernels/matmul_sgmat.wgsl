@@ -40,15 +40,15 @@ var<private> o_base: u32;
 
 fn a_depth(k: u32) {}
 
-fn load_a(l: u32, r: u32, k: u32) -> vec4<f16> {
+fn load_a(l: u32, r: u32, k: u32) -> Operand {
   let m = tile_m0 + r;
-  if (m < params.M && k < params.K) { return vec4<f16>(x[(x_base + m * params.lda + k) / 4u]); }
-  return vec4<f16>(0.0);
+  if (m < params.M && k < params.K) { return x[(x_base + m * params.lda + k) / 4u]; }
+  return Operand(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> vec4<f16> {
+fn load_b(n: u32, k: u32) -> WeightOperand {
   if (n < params.N && k < params.K) { return w[(w_base + n * params.ldw + k) / 4u]; }
-  return vec4<f16>(0.0);
+  return WeightOperand(0.0);
 }
 
 fn store_out(m: u32, n: u32, value: f32) {

@@ -22,9 +22,9 @@ fn load_a(l: u32, r: u32, k: u32) -> f32 {
   return 0.0;
 }
 
-fn load_b(n: u32, k: u32) -> f32 {
-  if (n < params.O && k < params.K) { return f32(weight[n * params.K + k]); }
-  return 0.0;
+fn load_b(n: u32, k: u32) -> WeightOperand {
+  if (n < params.O && k < params.K) { return weight[n * params.K + k]; }
+  return WeightOperand(0.0);
 }
 
 fn store_out(m: u32, n: u32, value: f32) {

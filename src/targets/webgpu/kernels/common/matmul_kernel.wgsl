@@ -23,9 +23,9 @@ fn load_a(l: u32, r: u32, k: u32) -> f32 {
   return 0.0;
 }
 
-fn load_b(n: u32, k: u32) -> f32 {
-  if (n < params.N && k < params.K) { return f32(w[w_base + n * params.ldw + k]); }
-  return 0.0;
+fn load_b(n: u32, k: u32) -> WeightOperand {
+  if (n < params.N && k < params.K) { return w[w_base + n * params.ldw + k]; }
+  return WeightOperand(0.0);
 }
 
 fn store_out(m: u32, n: u32, value: f32) {

@@ -3,7 +3,9 @@
 // MMA_M x MMA_N f32 results (subgroup_matrix_result) on f16 operands (tensor cores on NVIDIA).
 // Every BK-deep step, the threads stage the step's A (BM x BK) and B (BN x BK, both k-contiguous)
 // from storage into workgroup memory as f16, four consecutive k per vec4 load, prefetching the
-// next step into registers (as f16: half the registers) meanwhile; each subgroup then loads its fragments from there. Staging
+// next step into registers meanwhile, in the operands' storage types: converting A to f16 at the
+// load would wait for the load before the step's multiplications (on an H100 that halved the
+// linear layers' speed), converting it when staging does not; each subgroup then loads its fragments from there. Staging
 // is what lets A be anything (an implicit im2col for convolutions, zero padding, edges that are no
 // multiple of the tile): subgroup-matrix loads take whole fragments at subgroup-uniform offsets.
 // The fragments are named variables, not an array: indexed arrays of subgroup matrices went
@@ -11,9 +13,10 @@
 //
 // The including template defines, besides the constants below:
 //   fn a_depth(k: u32)                 once per step with the thread's k (a multiple of 4; may cache per-k state)
-//   fn load_a(l: u32, r: u32, k: u32) -> vec4<f16>  A at the tile's row r (the thread's l-th: r = lr + l * RSTEP),
-//                                      depths k..k+3; 0 outside M and K
-//   fn load_b(n: u32, k: u32) -> vec4<f16>  B (the weight [N, K]) at column n, depths k..k+3; 0 outside N and K
+//   fn load_a(l: u32, r: u32, k: u32) -> Operand  A at the tile's row r (the thread's l-th: r = lr + l * RSTEP),
+//                                      depths k..k+3; 0 outside M and K (Operand: vec4<f32>)
+//   fn load_b(n: u32, k: u32) -> WeightOperand  B (the weight [N, K]) at column n, depths k..k+3; 0 outside
+//                                      N and K (WeightOperand: vec4<f16>)
 //   fn store_out(m: u32, n: u32, v: f32)  the epilogue of one output (bias, activation, residual, bounds)
 // gemm_tile(m0, n0, k_begin, k_end, lid) sums over depths [k_begin, k_end): all of K, or one
 // split of it (split-K: each split's partial sums go to a workspace, a second launch adds them).
@@ -33,7 +36,8 @@ var<workgroup> As: array<f16, BM * AST>;                   // As[m][k]
 var<workgroup> Bs: array<f16, BN * AST>;                   // Bs[n][k]
 var<workgroup> Cs: array<f32, SGM * SGN * MMA_M * MMA_N>;  // one result fragment per subgroup
 
-fn stage_a(row: u32, kq: u32, v: vec4<f16>) {
+fn stage_a(row: u32, kq: u32, a: Operand) {
+  let v = vec4<f16>(a);
   let o = row * AST + kq * 4u;
   As[o] = v.x;
   As[o + 1u] = v.y;
@@ -41,7 +45,8 @@ fn stage_a(row: u32, kq: u32, v: vec4<f16>) {
   As[o + 3u] = v.w;
 }
 
-fn stage_b(row: u32, kq: u32, v: vec4<f16>) {
+fn stage_b(row: u32, kq: u32, b: WeightOperand) {
+  let v = vec4<f16>(b);
   let o = row * AST + kq * 4u;
   Bs[o] = v.x;
   Bs[o + 1u] = v.y;
@@ -68,8 +73,8 @@ fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   let kq = t % KV;
   let lr = t / KV;
 
-  var ra: array<vec4<f16>, LA>;
-  var rb: array<vec4<f16>, LB>;
+  var ra: array<Operand, LA>;
+  var rb: array<WeightOperand, LB>;
   var c00 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
   var c01 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
   var c10 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
@@ -78,8 +83,8 @@ fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   // The thread's share of a step, depths k..k+3, into registers (zeros at and past k_end).
   var k = k_begin + kq * 4u;
   a_depth(k);
-  for (var l = 0u; l < LA; l++) { ra[l] = select(vec4<f16>(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
-  for (var l = 0u; l < LB; l++) { rb[l] = select(vec4<f16>(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
+  for (var l = 0u; l < LA; l++) { ra[l] = select(Operand(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
+  for (var l = 0u; l < LB; l++) { rb[l] = select(WeightOperand(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
   for (var k0 = k_begin; k0 < k_end; k0 += BK) {
     for (var l = 0u; l < LA; l++) { stage_a(lr + l * RSTEP, kq, ra[l]); }
     for (var l = 0u; l < LB; l++) { stage_b(lr + l * RSTEP, kq, rb[l]); }
@@ -87,8 +92,8 @@ fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
     if (k0 + BK < k_end) {
       k = k0 + BK + kq * 4u;
       a_depth(k);
-      for (var l = 0u; l < LA; l++) { ra[l] = select(vec4<f16>(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
-      for (var l = 0u; l < LB; l++) { rb[l] = select(vec4<f16>(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
+      for (var l = 0u; l < LA; l++) { ra[l] = select(Operand(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
+      for (var l = 0u; l < LB; l++) { rb[l] = select(WeightOperand(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
     }
     for (var kk = 0u; kk < BK; kk += MMA_K) {
       let a0 = subgroupMatrixLoad<subgroup_matrix_left<f16, MMA_K, MMA_M>, row_major>(&As, sm0 * AST + kk, AST);

@@ -2,13 +2,14 @@
 // workgroup of (BN / TN) x (BM / TM) threads computes a BM x BN output tile, each thread TM x TN
 // outputs as vec4 accumulators. Every BK-deep step, the threads stage the step's A (BM x BK) and
 // B (BN x BK) in workgroup memory (k-major, so each thread reads its rows and columns as vec4s),
-// prefetching the next step into registers meanwhile.
+// prefetching the next step into registers meanwhile, B in its storage type (WeightOperand): a
+// conversion at the load would wait for it before the step's multiplications.
 //
 // The including template defines, besides the constants below:
 //   fn a_depth(k: u32)                 once per step with the thread's k (may cache per-k state)
 //   fn load_a(l: u32, r: u32, k: u32) -> f32  A at the tile's row r (the thread's l-th: r = lr + l * RSTEP),
 //                                      depth k; 0 outside M and K
-//   fn load_b(n: u32, k: u32) -> f32   B (the weight [N, K]) at column n, depth k; 0 outside N and K
+//   fn load_b(n: u32, k: u32) -> WeightOperand  B (the weight [N, K]) at column n, depth k; 0 outside N and K
 //   fn store_out(m: u32, n: u32, v: f32)  the epilogue of one output (bias, activation, residual, bounds)
 // gemm_tile(m0, n0, K, lid) sums over depths [0, K).
 // Constants: BM, BN, BK, TM, TN (multiples of 4 dividing BM, BN); (BN/TN) * (BM/TM) <= 256
@@ -37,7 +38,7 @@ fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
   let lr = t / BK;
 
   var ra: array<f32, LA>;
-  var rb: array<f32, LB>;
+  var rb: array<WeightOperand, LB>;
   var acc: array<vec4<f32>, TM * TN4>;
 
   // First K step into registers.
@@ -51,7 +52,7 @@ fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
     }
     for (var l = 0u; l < LB; l++) {
       let r = lr + l * RSTEP;
-      Bs[lc * BS4 + r / 4u][r % 4u] = rb[l];
+      Bs[lc * BS4 + r / 4u][r % 4u] = f32(rb[l]);
     }
     workgroupBarrier();
     // Prefetch the next K step while this one is multiplied.
