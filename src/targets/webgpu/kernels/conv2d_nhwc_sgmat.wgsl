@@ -50,22 +50,12 @@ fn load_b(n: u32, k: u32) -> WeightOperand {
   return WeightOperand(0.0);
 }
 
-// One output's bias, activation and residual.
-fn finish_out(m: u32, n: u32, value: f32) {
-  var v = value;
-  if (HAS_BIAS) { v += bias[n]; }
-  v = activate(v);
-  let o = m * params.O + n;
-  if (HAS_RESIDUAL) { v += residual[o]; }
-  out[o] = v;
-}
-
 fn store_out(m: u32, n: u32, value: f32) {
   if (m >= params.M || n >= params.O) { return; }
   if (SPLIT_K > 1u) {
     workspace[(split * params.M + m) * params.O + n] = value;
   } else {
-    finish_out(m, n, value);
+    conv_epilogue(m, n, value);
   }
 }
 
@@ -95,5 +85,5 @@ fn splitk_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
   if (i >= total) { return; }
   var sum = 0.0;
   for (var s = 0u; s < SPLIT_K; s++) { sum += workspace[s * total + i]; }
-  finish_out(i / params.O, i % params.O, sum);
+  conv_epilogue(i / params.O, i % params.O, sum);
 }

@@ -31,14 +31,8 @@ alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never wi
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
 
-var<private> tile_m0: u32;   // this workgroup's first row, batch offsets of x, w and out
-var<private> x_base: u32;
-var<private> w_base: u32;
-var<private> o_base: u32;
 
 // requires: activation (common/activation.wgsl: fn activate)
-
-fn a_depth(k: u32) {}
 
 fn load_a(l: u32, r: u32, k: u32) -> Operand {
   let m = tile_m0 + r;
@@ -51,25 +45,11 @@ fn load_b(n: u32, k: u32) -> WeightOperand {
   return WeightOperand(0.0);
 }
 
-fn store_out(m: u32, n: u32, value: f32) {
-  if (m >= params.M || n >= params.N) { return; }
-  var v = value;
-  if (HAS_BIAS) { v += bias[n]; }
-  v = activate(v);
-  let o = o_base + m * params.ldo + n;
-  if (HAS_RESIDUAL) { v += residual[o]; }
-  out[o] = v;
-}
-
 @compute @workgroup_size(SG_SIZE, SGM * SGN)
 fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>) {
   let tile = wg.y + wg.z * nwg.y;
   if (tile >= params.tiles_m * params.batch) { return; }
-  let b = tile / params.tiles_m;
-  tile_m0 = (tile % params.tiles_m) * BM;
-  x_base = b * params.stride_x;
-  w_base = b * params.stride_w;
-  o_base = b * params.stride_o;
+  begin_tile(tile);
   gemm_tile(tile_m0, wg.x * BN, 0u, params.K, lid);
 }

@@ -50,3 +50,13 @@ fn a_depth(k: u32) {
   depth_kw = i32((k % kwc) / params.C);
   depth_c = k % params.C;
 }
+
+// One output's bias, activation and residual, written (m < M, n < O).
+fn conv_epilogue(m: u32, n: u32, value: f32) {
+  var v = value;
+  if (HAS_BIAS) { v += bias[n]; }
+  v = activate(v);
+  let o = m * params.O + n;
+  if (HAS_RESIDUAL) { v += residual[o]; }
+  out[o] = v;
+}

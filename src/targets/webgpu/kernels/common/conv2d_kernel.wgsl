@@ -28,13 +28,7 @@ fn load_b(n: u32, k: u32) -> WeightOperand {
 }
 
 fn store_out(m: u32, n: u32, value: f32) {
-  if (m >= params.M || n >= params.O) { return; }
-  var v = value;
-  if (HAS_BIAS) { v += bias[n]; }
-  v = activate(v);
-  let o = m * params.O + n;
-  if (HAS_RESIDUAL) { v += residual[o]; }
-  out[o] = v;
+  if (m < params.M && n < params.O) { conv_epilogue(m, n, value); }
 }
 
 @compute @workgroup_size(WGX, WGY)

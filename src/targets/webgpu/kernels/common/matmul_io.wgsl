@@ -14,3 +14,31 @@ struct Params {
 @group(0) @binding(3) var<storage, read> residual: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<uniform> params: Params;
+
+// The GEMM snippets' hooks common to matmul's kernels: the workgroup's tile (its first row and the
+// batch offsets of x, w and out, set by begin_tile from the entry point's tile index), no per-depth
+// state, and the epilogue of one output (bias, activation, residual, bounds).
+var<private> tile_m0: u32;   // this workgroup's first row, batch offsets of x, w and out
+var<private> x_base: u32;
+var<private> w_base: u32;
+var<private> o_base: u32;
+
+fn begin_tile(tile: u32) {
+  let b = tile / params.tiles_m;
+  tile_m0 = (tile % params.tiles_m) * BM;
+  x_base = b * params.stride_x;
+  w_base = b * params.stride_w;
+  o_base = b * params.stride_o;
+}
+
+fn a_depth(k: u32) {}
+
+fn store_out(m: u32, n: u32, value: f32) {
+  if (m >= params.M || n >= params.N) { return; }
+  var v = value;
+  if (HAS_BIAS) { v += bias[n]; }
+  v = activate(v);
+  let o = o_base + m * params.ldo + n;
+  if (HAS_RESIDUAL) { v += residual[o]; }
+  out[o] = v;
+}
