@@ -45,8 +45,8 @@ const matmulTiles = convTiles;
 const sgmatTiles = [{}, { SGM: 1, SGN: 1, BM: 32, BN: 32 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, BK: 64 }, { BK: 16 },
                     { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 }, { SGM: 1, SGN: 4, BM: 32, BN: 128, BK: 16 },
                     { SGM: 2, SGN: 1, BM: 64, BN: 32 }, { SGM: 1, SGN: 2, BM: 32, BN: 64 }];
-const conv = (hw, c, { tier = '', batch = 2, kernel = 3 } = {}) => {
-  const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(c), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
+const conv = (hw, c, { tier = '', batch = 2, kernel = 3, o = c } = {}) => {
+  const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(o), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
   const splits = [{ SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
                   { SPLIT_K: 4 }];
@@ -65,12 +65,15 @@ const gemmCases = (tier) => [
   { name: `conv3x3 640->640 @32x32 b2${tier}`, ...conv(32, 640, { tier }) },
   { name: `conv3x3 1280->1280 @16x16 b2${tier}`, ...conv(16, 1280, { tier }) },
   { name: `conv3x3 1280->1280 @8x8 b2${tier}`, ...conv(8, 1280, { tier }) },
+  { name: `conv3x3 2560->1280 @16x16 b2${tier}`, ...conv(16, 2560, { tier, o: 1280 }) },
   { name: `conv1x1 640->640 @32x32 b2${tier}`, ...conv(32, 640, { tier, kernel: 1 }) },
   { name: `vae conv3x3 512->512 @128x128${tier}`, ...conv(128, 512, { tier, batch: 1 }) },
   { name: `vae conv3x3 128->128 @512x512${tier}`, ...conv(512, 128, { tier, batch: 1 }) },
   { name: `linear 8192x320->1280${tier}`, ...linear(8192, 320, 1280, tier) },
   { name: `linear 8192x1280->320${tier}`, ...linear(8192, 1280, 320, tier) },
   { name: `linear GEGLU proj 8192x320->2560${tier}`, ...linear(8192, 320, 2560, tier) },
+  { name: `linear ff out 512x5120->1280${tier}`, ...linear(512, 5120, 1280, tier) },
+  { name: `linear time embedding 2x1280->1280${tier}`, ...linear(2, 1280, 1280, tier) },
 ];
 const attention = (sq, skv, heads, d, tier = '') => {
   const shape = { B: 2, H: Math.max(1, heads / s.heads), Sq: T(sq), Skv: skv === 77 ? 77 : T(skv), D: d };

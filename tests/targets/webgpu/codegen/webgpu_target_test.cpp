@@ -143,8 +143,8 @@ TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameWeights) {
   EXPECT_EQ(tiers[1]["device_requirements"]["features"], nlohmann::json({"shader-f16"}));
   EXPECT_EQ(tiers[2]["name"], "subgroup-matrix");
   EXPECT_EQ(tiers[0]["automatic"], true);
-  EXPECT_EQ(tiers[1]["automatic"], false);  // not yet run on a GPU: only when asked for
-  EXPECT_EQ(tiers[2]["automatic"], true);   // verified on an H100: taken where offered
+  EXPECT_EQ(tiers[1]["automatic"], true);  // both verified on an H100: taken where offered
+  EXPECT_EQ(tiers[2]["automatic"], true);
   const nlohmann::json& needs = tiers[2]["device_requirements"];
   EXPECT_EQ(needs["features"], nlohmann::json({"shader-f16", "subgroups", "chromium-experimental-subgroup-matrix"}));
   EXPECT_EQ(needs["subgroup_size"], 32);
