@@ -269,8 +269,8 @@ void print_load(const nlohmann::json& load) {
   std::printf("%-28s %10.3f s   (%lld of %lld shards by the digest the host computed as it read them)\n",
               "  shards' SHA-256 checks", at("shard_verify_s"), load.value("shards_hashed_by_host", 0LL),
               load.value("shards", 0LL));
-  std::printf("%-28s %10.3f s   (%.2f GiB as stored; any conversion to the tier's dtype included)\n", "  weights handed to the GPU",
-              at("weight_import_s"), at("weight_bytes") / kGiB);
+  std::printf("%-28s %10.3f s   (%.2f GiB as stored; any conversion to the tier's dtype included)\n",
+              "  weights handed to the GPU", at("weight_import_s"), at("weight_bytes") / kGiB);
   std::printf("%-28s %10.3f s   (kernel files read and checked, pipelines asked for)\n", "  executors made",
               at("executors_s"));
   std::printf("%-28s %10.3f s   (wall time while any pipeline compiled, overlapping the rest)\n",
