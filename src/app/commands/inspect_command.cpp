@@ -138,8 +138,8 @@ nlohmann::json summarise_sizes(const nlohmann::json* model) {
 
 // The kernel tiers (manifest section `tiers`): each with its features, the WGSL (or other
 // kernel) files its launch lists name, counted and summed from the `files` section, and the bytes
-// its weights take on the device (f16 where its lists hold them so, else f32, as the webgpu device
-// widens them). Null for an artifact of one lowering.
+// its weights take on the device (in the dtype its lists hold them in: f16 or f32). Null for an artifact of one
+// lowering.
 ordered_json summarise_tiers(const artifact::Artifact& artifact) {
   const nlohmann::json* tiers = artifact.section("tiers");
   if (tiers == nullptr || !tiers->is_array()) return nullptr;
@@ -179,9 +179,7 @@ ordered_json summarise_tiers(const artifact::Artifact& artifact) {
       for (const auto& [symbol, list] : lists->items()) {
         try {
           for (const auto& weight : runtime::launch_list_from_json(list).weights) {
-            const auto size =
-                static_cast<std::uint64_t>(weight.type.numel()) * (weight.type.dtype == DType::kF16 ? 2 : 4);
-            device_weights[weight.name] = std::max(device_weights[weight.name], size);
+            device_weights[weight.name] = std::max(device_weights[weight.name], runtime::value_bytes(weight.type));
           }
         } catch (const Error&) {
           // A list the runtime would refuse: its load says why; here it adds no bytes.

@@ -40,9 +40,6 @@ std::int64_t value_bytes(const TensorType& type) {
   return type.numel() * static_cast<std::int64_t>(dtype_size(type.dtype));
 }
 
-// A weight on the device: f16 where the tier holds it so, else f32 whatever the artifact stores.
-std::int64_t device_weight_bytes(const TensorType& type) { return type.numel() * (type.dtype == DType::kF16 ? 2 : 4); }
-
 }  // namespace
 
 std::string WebGpuTarget::name() const { return "webgpu"; }
@@ -193,7 +190,7 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
   for (const runtime::LaunchList& list : lists) {
     for (const auto arena : list.memory.arenas) buffer = std::max(buffer, arena);
     // Weights are held in the dtype the list names (f32 or f16) whatever the artifact's storage dtype.
-    for (const auto& weight : list.weights) buffer = std::max(buffer, device_weight_bytes(weight.type));
+    for (const auto& weight : list.weights) buffer = std::max(buffer, value_bytes(weight.type));
     for (const auto& kernel : list.kernels) {
       storage_buffers = std::max<std::int64_t>(storage_buffers, static_cast<std::int64_t>(kernel.bindings.size()));
       invocations =
@@ -202,8 +199,7 @@ nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::Laun
     for (const auto& launch : list.launches) {
       for (const auto& b : launch.bindings) {
         const runtime::LaunchValue& value = list.values[static_cast<std::size_t>(b.value)];
-        const std::int64_t bytes =
-            value.placement == runtime::Placement::kWeight ? device_weight_bytes(value.type) : value_bytes(value.type);
+        const std::int64_t bytes = value_bytes(value.type);  // a weight's in the dtype the list holds it in
         binding = std::max(binding, bytes);
       }
     }

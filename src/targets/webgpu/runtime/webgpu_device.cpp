@@ -154,6 +154,9 @@ runtime::BufferPtr WebGpuDevice::allocate(std::uint64_t bytes) {
 runtime::BufferPtr WebGpuDevice::import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
   const std::string where = name_ + ": weight '" + message_safe(weight.name, 200) + "'";
   const DType held = weight.type.dtype;  // the form the tier's kernels read it in
+  if (held == DType::kF16 && !limits_.shader_f16) {
+    throw Error("artifact", where + " is read as f16; this GPU device does not offer shader-f16 (another tier)");
+  }
   if (data.dtype == held && (held == DType::kF32 || held == DType::kI32 || held == DType::kF16)) {
     runtime::BufferPtr buffer = allocate(data.bytes.size());
     upload({buffer.get(), 0, data.bytes.size()}, data.bytes);
@@ -165,9 +168,6 @@ runtime::BufferPtr WebGpuDevice::import_weight(const runtime::LaunchWeight& weig
                                 dtype_lower_name(held) +
                                 "; the webgpu device holds f32, i32 and (with shader-f16) f16 weights, read from "
                                 "f32, f16 or bf16 floats");
-  }
-  if (held == DType::kF16 && !limits_.shader_f16) {
-    throw Error("artifact", where + " is read as f16; this GPU device does not offer shader-f16 (another tier)");
   }
   // Converted slice by slice (f32 widened from f16/bf16, or f16 narrowed from f32/bf16), each
   // written (and so read) before the next.
