@@ -38,19 +38,22 @@ const P = (n) => Math.max(1, Math.round(n / s.px));  // spatial
 const C = (n) => Math.max(4, Math.round(n / s.c));   // channels
 const T = (n) => Math.max(4, Math.round(n / s.tok)); // tokens
 
+// Split-K (SPLIT_K splits of K, then a reduction launch) for outputs whose tiles cannot fill the
+// GPU; the compiler picks the splits for about 528 workgroups (webgpu_lowering.cpp gemm_kernel).
+const splits = [2, 4, 8, 14].map((k) => ({ SPLIT_K: k }));
 const convTiles = [{}, { BM: 128, TM: 8 }, { BM: 128, BN: 128, TM: 8, TN: 8, BK: 8 }, { BM: 64, BN: 128, TM: 4, TN: 8 },
-                   { BK: 8 }];
+                   { BK: 8 }, ...splits, { BM: 128, TM: 8, SPLIT_K: 4 }, { BM: 32, SPLIT_K: 8 }];
 const matmulTiles = convTiles;
 // The subgroup-matrix tier's tiles (f16 -> f32 16x16x16 fragments; SGM x SGN subgroups of 32).
 const sgmatTiles = [{}, { SGM: 1, SGN: 1, BM: 32, BN: 32 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, BK: 64 }, { BK: 16 },
                     { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 }, { SGM: 1, SGN: 4, BM: 32, BN: 128, BK: 16 },
-                    { SGM: 2, SGN: 1, BM: 64, BN: 32 }, { SGM: 1, SGN: 2, BM: 32, BN: 64 }];
+                    { SGM: 2, SGN: 1, BM: 64, BN: 32 }, { SGM: 1, SGN: 2, BM: 32, BN: 64 }, ...splits,
+                    { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
+                    { SGM: 2, SGN: 1, BM: 64, BN: 32, SPLIT_K: 4 }, { BK: 64, SPLIT_K: 4 }];
 const conv = (hw, c, { tier = '', batch = 2, kernel = 3, o = c } = {}) => {
   const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(o), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
-  const splits = [{ SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
-                  { SPLIT_K: 4 }];
-  return { family: `conv2d_nhwc${tier}`, shape, variants: tier === '_sgmat' ? [...sgmatTiles, ...splits] : convTiles,
+  return { family: `conv2d_nhwc${tier}`, shape, variants: tier === '_sgmat' ? sgmatTiles : convTiles,
            flops: 2 * M * shape.O * kernel * kernel * shape.C,
            inputs: { input: M * shape.C, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
 };

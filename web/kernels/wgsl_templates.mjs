@@ -51,9 +51,10 @@ export const kSubgroupMatrixFeatures = ['shader-f16', 'subgroups', 'chromium-exp
 
 export const FAMILIES = {
   matmul: {
-    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 16], TM: [u, 4], TN: [u, 4],
+    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 16], TM: [u, 4], TN: [u, 4], SPLIT_K: [u, 1],
                         HAS_BIAS: [b, false], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
-    bindings: [['x', 'read'], ['w', 'read'], ['bias', 'read'], ['residual', 'read'], ['out', 'read_write']],
+    bindings: [['x', 'read'], ['w', 'read'], ['bias', 'read'], ['residual', 'read'], ['out', 'read_write'],
+               ['workspace', 'read_write']],
     params: [['M', u], ['N', u], ['K', u], ['lda', u], ['ldw', u], ['ldo', u], ['tiles_m', u], ['batch', u],
              ['stride_x', u], ['stride_w', u], ['stride_o', u]],
     // { M, N, K, batch = 1, sharedWeight = true }
@@ -62,8 +63,7 @@ export const FAMILIES = {
       const tiles_m = ceilDiv(s.M, c.BM);
       const params = { M: s.M, N: s.N, K: s.K, lda: s.K, ldw: s.K, ldo: s.N, tiles_m, batch,
                        stride_x: s.M * s.K, stride_w: s.sharedWeight === false ? s.N * s.K : 0, stride_o: s.M * s.N };
-      return { params, launches: [{ entry: 'matmul', dispatch: foldYz(ceilDiv(s.N, c.BN), tiles_m * batch) }],
-               sizes: { out: batch * s.M * s.N } };
+      return { params, ...gemmLaunches('matmul', c, ceilDiv(s.N, c.BN), tiles_m * batch, batch * s.M * s.N) };
     },
     check(c) {
       const threads = (c.BN / c.TN) * (c.BM / c.TM);
@@ -73,9 +73,10 @@ export const FAMILIES = {
   },
 
   conv2d_nhwc: {
-    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 16], TM: [u, 4], TN: [u, 4],
+    constants: () => ({ BM: [u, 64], BN: [u, 64], BK: [u, 16], TM: [u, 4], TN: [u, 4], SPLIT_K: [u, 1],
                         HAS_BIAS: [b, true], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
-    bindings: [['input', 'read'], ['weight', 'read'], ['bias', 'read'], ['residual', 'read'], ['out', 'read_write']],
+    bindings: [['input', 'read'], ['weight', 'read'], ['bias', 'read'], ['residual', 'read'], ['out', 'read_write'],
+               ['workspace', 'read_write']],
     params: [['N', u], ['H', u], ['W', u], ['C', u], ['OH', u], ['OW', u], ['O', u], ['KH', u], ['KW', u],
              ['stride', u], ['pad', u], ['M', u], ['K', u], ['tiles_m', u]],
     // { N, H, W, C, O, KH, KW = KH, stride = 1, pad = 0 }
@@ -86,8 +87,7 @@ export const FAMILIES = {
       const M = s.N * OH * OW, tiles_m = ceilDiv(M, c.BM);
       const params = { N: s.N, H: s.H, W: s.W, C: s.C, OH, OW, O: s.O, KH: s.KH, KW, stride, pad, M,
                        K: s.KH * KW * s.C, tiles_m };
-      return { params, launches: [{ entry: 'conv2d_nhwc', dispatch: foldYz(ceilDiv(s.O, c.BN), tiles_m) }],
-               sizes: { out: M * s.O } };
+      return { params, ...gemmLaunches('conv2d_nhwc', c, ceilDiv(s.O, c.BN), tiles_m, M * s.O) };
     },
     check(c) {
       const threads = (c.BN / c.TN) * (c.BM / c.TM);
@@ -324,28 +324,26 @@ function f16WeightFamily(base, weight) {
   };
 }
 
-// A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants;
-// the convolution adds split-K (SPLIT_K, a workspace binding and a second launch).
+// A GEMM's launches and sizes: `entry` over its column tiles x row tiles, times SPLIT_K (each
+// split's partial sums into the workspace), then with SPLIT_K > 1 splitk_reduce over the outputs.
+function gemmLaunches(entry, c, columnTiles, rowTiles, outputs) {
+  const launches = [{ entry, dispatch: foldYz(columnTiles, rowTiles * c.SPLIT_K) }];
+  if (c.SPLIT_K > 1) launches.push({ entry: 'splitk_reduce', dispatch: fold1d(ceilDiv(outputs, kElementwise)) });
+  return { launches, sizes: { out: outputs, workspace: c.SPLIT_K > 1 ? c.SPLIT_K * outputs : 1 } };
+}
+
+// A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants.
 function sgmatFamily(base, bias) {
-  const conv = base === 'conv2d_nhwc';
   return {
     features: kSubgroupMatrixFeatures,
-    f16Bindings: [conv ? 'weight' : 'w'],
+    f16Bindings: [base === 'conv2d_nhwc' ? 'weight' : 'w'],
     // In the compiler's order (the contract test compares the modules' text).
     constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
-                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16], ...(conv ? { SPLIT_K: [u, 1] } : {}),
+                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16], SPLIT_K: [u, 1],
                         HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
-    get bindings() { return conv ? [...FAMILIES[base].bindings, ['workspace', 'read_write']] : FAMILIES[base].bindings; },
+    get bindings() { return FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
-    plan(s, c) {
-      const planned = FAMILIES[base].plan(s, c);
-      if (!conv) return planned;
-      const { M, O, tiles_m } = planned.params;
-      const split = c.SPLIT_K;
-      const launches = [{ entry: 'conv2d_nhwc', dispatch: foldYz(ceilDiv(O, c.BN), tiles_m * split) }];
-      if (split > 1) launches.push({ entry: 'splitk_reduce', dispatch: fold1d(ceilDiv(M * O, kElementwise)) });
-      return { ...planned, launches, sizes: { ...planned.sizes, workspace: split > 1 ? split * M * O : 1 } };
-    },
+    plan: (s, c) => FAMILIES[base].plan(s, c),
     check(c, s) {
       const threads = c.SG_SIZE * c.SGM * c.SGN;
       if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);

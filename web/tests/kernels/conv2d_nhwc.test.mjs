@@ -45,7 +45,9 @@ const cases = [
   // Split-K: K = 9 * 40 = 360 in 3 splits of 128 (the last 104 deep), +residual and SiLU after the sum.
   { name: '3x3 s1 p1 2x8x8x40 -> 72, split-K 3, +residual, SiLU',
     shape: { N: 2, H: 8, W: 8, C: 40, O: 72, KH: 3, stride: 1, pad: 1 }, residual: true, silu: true,
-    sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
+    overrides: { SPLIT_K: 3 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
+  { name: '3x3 s1 p1 2x4x4x64 -> 80, split-K 6 on 64x64 tiles',
+    shape: { N: 2, H: 4, W: 4, C: 64, O: 80, KH: 3, stride: 1, pad: 1 }, overrides: { SPLIT_K: 6 }, sgmat: { SPLIT_K: 6 } },
 ];
 
 // The f16 tier rounds the weight to f16 (11 significant bits), the subgroup-matrix tier both

@@ -39,6 +39,14 @@ const cases = [
   { name: 'linear 40x48x64 SiLU, one subgroup of 32x32', shape: { M: 40, N: 48, K: 64 }, bias: true, activation: 1,
     sgmat: { BM: 32, BN: 32, SGM: 1, SGN: 1 } },
   { name: 'batched 2x(77x64x40), per-batch weights', shape: { M: 77, N: 64, K: 40, batch: 2, sharedWeight: false } },
+  // Split-K: K = 200 in 3 splits (16-deep steps: 80, 80, 40; 32-deep: 96, 96, 8), the epilogue
+  // (bias, GELU, residual) after the sum; then the time embedding's shape (2 rows) and a batch.
+  { name: 'linear 70x72x200 split-K 3 +bias +residual GELU', shape: { M: 70, N: 72, K: 200 }, bias: true, residual: true,
+    activation: 2, overrides: { SPLIT_K: 3 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
+  { name: 'linear 2x80x640 split-K 5 +bias SiLU', shape: { M: 2, N: 80, K: 640 }, bias: true, activation: 1,
+    overrides: { SPLIT_K: 5 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 5 } },
+  { name: 'batched 3x(20x24x96) split-K 2, per-batch weights', shape: { M: 20, N: 24, K: 96, batch: 3, sharedWeight: false },
+    overrides: { SPLIT_K: 2 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 2 } },
   // 70000 one-thread workgroups of 4x4 tiles: the tile rows fold into (y, z) past 65535.
   { name: 'batched 70000x(3x3x5), folded grid', shape: { M: 3, N: 3, K: 5, batch: 70000, sharedWeight: false },
     overrides: { BM: 4, BN: 4, TM: 4, TN: 4, BK: 1 }, folded: true },

@@ -25,6 +25,13 @@ struct PlannedLaunch {
   std::vector<Access> access;
 };
 
+// What a lowering depends on besides the node: the kernel tier and the largest buffer (a split-K
+// workspace must fit it).
+struct Lowering {
+  std::string tier;
+  std::int64_t max_buffer_bytes;
+};
+
 // One WGSL module and the launches a node makes of it.
 struct KernelPlan {
   std::string text;  // the complete module
@@ -116,16 +123,18 @@ const std::vector<ParamField>& matmul_params() {
 }
 
 // The GEMM kernel of a tier for an M x N output (times `batch`): its template family (matmul or
-// conv2d_nhwc, plus a suffix), tile constants, output tile and workgroup. f32: register tiles of
-// 4x4 per thread. f16: the same, reading a weight B stored in f16 (`_f16`; so do the
-// subgroup-matrix tier's GEMMs that its own kernels do not take). subgroup-matrix: 16x16x16
-// f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2 subgroups (64x64 tiles), or one subgroup
-// (32x32) where 64x64 tiles would leave the GPU short of two workgroups per multiprocessor (264: an
-// H100's or H200's 132); operands read four k at a time, so `vec4_operands` (K and C multiples of
-// 4) is required, and B must be a weight (`b_is_weight`: held in f16, as the kernels read it).
-// Where even 32x32 tiles leave it short and `K` is deep (convolutions of 8x8 latents: K = 11520),
-// K is split (`split_k` > 1, convolutions only) into parts of at least 8 steps, for about 528
-// workgroups.
+// conv2d_nhwc, plus a suffix), tile constants, output tile, workgroup and splits of K. f32:
+// register tiles of 4x4 per thread on 64x64 tiles. f16: the same, reading a weight B stored in
+// f16 (`_f16`; so do the subgroup-matrix tier's GEMMs that its own kernels do not take).
+// subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2 subgroups (64x64
+// tiles), or one subgroup (32x32) for outputs of fewer than 64 rows; operands read four k at a
+// time, so `vec4_operands` (K and C multiples of 4) is required, and B must be a weight
+// (`b_is_weight`: held in f16, as the kernels read it).
+// Every tier splits K (split-K) where the tiles leave the GPU short of two workgroups per
+// multiprocessor (264: an H100's or H200's 132), for about twice that many workgroups, each split
+// at least 8 steps deep: the UNet's 16x16 and 8x8 latents (M = 512 and 128 rows of up to 2560
+// channels, K up to 23040) and its time embedding (M = 2) otherwise ran a few long tiles on a mostly
+// idle GPU (2-5 TFLOP/s on an H100, 2026-12-07).
 struct GemmKernel {
   std::string suffix;  // "" (f32 weights), "_f16" or "_sgmat" (both read B as an f16 weight)
   std::vector<WgslConstant> tiles;
@@ -134,34 +143,78 @@ struct GemmKernel {
   std::int64_t split_k = 1;
 };
 
-GemmKernel gemm_kernel(const std::string& tier, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
-                       bool vec4_operands, bool b_is_weight, bool can_split) {
+// The splits of K for `tiles` output tiles of `outputs` f32 values whose workspace (one f32 per
+// output per split) must fit `max_workspace_bytes`.
+std::int64_t gemm_splits(std::int64_t tiles, std::int64_t outputs, std::int64_t K, std::int64_t bk,
+                         std::int64_t max_workspace_bytes) {
+  constexpr std::int64_t kFilledGpu = 264, kMinSteps = 8;
+  if (tiles >= kFilledGpu) return 1;
+  const std::int64_t split =
+      std::min({ceil_div(2 * kFilledGpu, tiles), K / (kMinSteps * bk), max_workspace_bytes / (4 * outputs)});
+  return std::max<std::int64_t>(1, split);
+}
+
+GemmKernel gemm_kernel(const Lowering& how, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
+                       bool vec4_operands, bool b_is_weight) {
+  const std::string& tier = how.tier;
   if (tier == kSubgroupMatrixTier && vec4_operands && b_is_weight) {
-    constexpr std::int64_t kFilledGpu = 264, kBK = 32;
-    const std::int64_t subgroups = ceil_div(M, 64) * ceil_div(N, 64) * batch >= kFilledGpu ? 2 : 1;
+    constexpr std::int64_t kBK = 32;
+    const std::int64_t subgroups = M >= 64 ? 2 : 1;
     const std::int64_t tile = 32 * subgroups;
-    const std::int64_t tiles = ceil_div(M, tile) * ceil_div(N, tile) * batch;
-    const std::int64_t split = can_split && tiles < kFilledGpu
-                                   ? std::max<std::int64_t>(1, std::min(ceil_div(2 * kFilledGpu, tiles), K / (8 * kBK)))
-                                   : 1;
-    std::vector<WgslConstant> tiles_constants = {{"SGM", "u32", static_cast<double>(subgroups)},
-                                                 {"SGN", "u32", static_cast<double>(subgroups)},
-                                                 {"BM", "u32", static_cast<double>(tile)},
-                                                 {"BN", "u32", static_cast<double>(tile)},
-                                                 {"BK", "u32", static_cast<double>(kBK)},
-                                                 {"SG_SIZE", "u32", 32},
-                                                 {"MMA_M", "u32", 16},
-                                                 {"MMA_N", "u32", 16},
-                                                 {"MMA_K", "u32", 16}};
-    if (can_split) tiles_constants.push_back({"SPLIT_K", "u32", static_cast<double>(split)});
-    return {"_sgmat", std::move(tiles_constants), tile, tile, {32, subgroups * subgroups, 1}, split};
+    const std::int64_t split =
+        gemm_splits(ceil_div(M, tile) * ceil_div(N, tile) * batch, M * N * batch, K, kBK, how.max_buffer_bytes);
+    return {"_sgmat",
+            {{"SGM", "u32", static_cast<double>(subgroups)},
+             {"SGN", "u32", static_cast<double>(subgroups)},
+             {"BM", "u32", static_cast<double>(tile)},
+             {"BN", "u32", static_cast<double>(tile)},
+             {"BK", "u32", static_cast<double>(kBK)},
+             {"SG_SIZE", "u32", 32},
+             {"MMA_M", "u32", 16},
+             {"MMA_N", "u32", 16},
+             {"MMA_K", "u32", 16},
+             {"SPLIT_K", "u32", static_cast<double>(split)}},
+            tile,
+            tile,
+            {32, subgroups * subgroups, 1},
+            split};
   }
+  constexpr std::int64_t kTile = 64, kBK = 16;
   const bool f16_weight = b_is_weight && (tier == kF16Tier || tier == kSubgroupMatrixTier);
+  const std::int64_t split =
+      gemm_splits(ceil_div(M, kTile) * ceil_div(N, kTile) * batch, M * N * batch, K, kBK, how.max_buffer_bytes);
   return {f16_weight ? "_f16" : "",
-          {{"BM", "u32", 64}, {"BN", "u32", 64}, {"BK", "u32", 16}, {"TM", "u32", 4}, {"TN", "u32", 4}},
-          64,
-          64,
-          {16, 16, 1}};
+          {{"BM", "u32", kTile},
+           {"BN", "u32", kTile},
+           {"BK", "u32", kBK},
+           {"TM", "u32", 4},
+           {"TN", "u32", 4},
+           {"SPLIT_K", "u32", static_cast<double>(split)}},
+          kTile,
+          kTile,
+          {16, 16, 1},
+          split};
+}
+
+// A GEMM node's launches: `entry` over the (N / BN) x row_tiles output tiles, or with split-K that
+// over every split's tiles into the workspace (the first launch's code also names out, its
+// split-free path, so it counts as written there too), then splitk_reduce over the `outputs`.
+void plan_gemm_launches(KernelPlan& plan, const GemmKernel& kernel, const std::string& entry, std::int64_t N,
+                        std::int64_t row_tiles, std::int64_t outputs, const std::vector<int>& reads, int out) {
+  PlannedLaunch tiles = plain_launch(entry, fold_yz(ceil_div(N, kernel.bn), row_tiles * kernel.split_k), reads, {out});
+  if (kernel.split_k == 1) {
+    plan.launches.push_back(std::move(tiles));
+    return;
+  }
+  plan.workspace_bytes = 4 * kernel.split_k * outputs;
+  tiles.operands.push_back(passes::kWorkspaceOperand);
+  tiles.access.push_back(Access::kWrite);
+  PlannedLaunch reduce = plain_launch("splitk_reduce", fold_1d(ceil_div(outputs, kElementwiseWorkgroup)), reads, {out});
+  reduce.operands.push_back(passes::kWorkspaceOperand);
+  reduce.access.push_back(Access::kRead);
+  plan.entry_workgroups["splitk_reduce"] = {kElementwiseWorkgroup, 1, 1};
+  plan.launches.push_back(std::move(tiles));
+  plan.launches.push_back(std::move(reduce));
 }
 
 std::vector<WgslConstant> gemm_constants(const GemmKernel& kernel, bool bias, bool residual) {
@@ -179,10 +232,11 @@ bool is_weight(const graph::Function& function, graph::ValueId id) {
 
 // x [.., K] @ w[N, K]^T (+ bias): leading dims fold into M; or batched a[b] @ bT[b]^T.
 LoweredNode lower_gemm(const graph::Function& function, const graph::Node& node, std::int64_t M, std::int64_t N,
-                       std::int64_t K, std::int64_t batch, bool weight_batched, bool bias, const std::string& tier) {
+                       std::int64_t K, std::int64_t batch, bool weight_batched, bool bias, const Lowering& how) {
+  const GemmKernel kernel = gemm_kernel(how, M, N, K, batch, K % 4 == 0, is_weight(function, node.inputs[1]));
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
-  const GemmKernel kernel = gemm_kernel(tier, M, N, K, batch, K % 4 == 0, is_weight(function, node.inputs[1]), false);
+  if (kernel.split_k == 1) unused.push_back("workspace");
   KernelPlan plan =
       from_template("matmul" + kernel.suffix, gemm_constants(kernel, bias, false), matmul_params(), unused);
   plan.workgroup = kernel.workgroup;
@@ -202,18 +256,18 @@ LoweredNode lower_gemm(const graph::Function& function, const graph::Node& node,
   const int out = static_cast<int>(node.inputs.size());
   std::vector<int> reads = {0, 1};
   if (bias) reads.push_back(2);
-  plan.launches.push_back(plain_launch("matmul", fold_yz(ceil_div(N, kernel.bn), tiles_m * batch), reads, {out}));
+  plan_gemm_launches(plan, kernel, "matmul", N, tiles_m * batch, batch * M * N, reads, out);
   return finish(std::move(plan));
 }
 
-LoweredNode lower_linear(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+LoweredNode lower_linear(const graph::Function& function, const graph::Node& node, const Lowering& how) {
   const TensorType& x = type_of(function, node.inputs[0]);
   const TensorType& w = type_of(function, node.inputs[1]);
   const std::int64_t K = w.shape[1], N = w.shape[0];
-  return lower_gemm(function, node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3, tier);
+  return lower_gemm(function, node, x.numel() / K, N, K, 1, false, node.inputs.size() == 3, how);
 }
 
-LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+LoweredNode lower_matmul(const graph::Function& function, const graph::Node& node, const Lowering& how) {
   if (node.attrs.get_int("transpose_b", 0, "matmul") == 0) {
     refuse(function, node, "only transpose_b=1 is implemented (a @ b^T, both read along K)");
   }
@@ -226,20 +280,20 @@ LoweredNode lower_matmul(const graph::Function& function, const graph::Node& nod
   if (a_batch != batch || (b_batch != batch && b_batch != 1)) {
     refuse(function, node, "a's batch dimensions must be the output's and b's equal to them or all 1");
   }
-  return lower_gemm(function, node, M, N, K, batch, b_batch != 1, false, tier);
+  return lower_gemm(function, node, M, N, K, batch, b_batch != 1, false, how);
 }
 
-LoweredNode lower_conv(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+LoweredNode lower_conv(const graph::Function& function, const graph::Node& node, const Lowering& how) {
   const Shape& x = type_of(function, node.inputs[0]).shape;  // N, H, W, C
   const Shape& w = type_of(function, node.inputs[1]).shape;  // O, C, KH, KW (stored [O, KH, KW, C])
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
   const std::int64_t K = w[1] * w[2] * w[3];
   const GemmKernel kernel =
-      gemm_kernel(tier, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, is_weight(function, node.inputs[1]), true);
+      gemm_kernel(how, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, is_weight(function, node.inputs[1]));
   std::vector<std::string> unused;
   if (!residual) unused.push_back("residual");
-  if (kernel.suffix == "_sgmat" && kernel.split_k == 1) unused.push_back("workspace");
+  if (kernel.split_k == 1) unused.push_back("workspace");
   KernelPlan plan = from_template("conv2d_nhwc" + kernel.suffix, gemm_constants(kernel, true, residual),
                                   {{"N", "u32"},
                                    {"H", "u32"},
@@ -276,27 +330,7 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
   const int out_operand = static_cast<int>(node.inputs.size());
   std::vector<int> reads = {0, 1, 2};
   if (residual) reads.push_back(3);
-  if (kernel.split_k == 1) {
-    plan.launches.push_back(
-        plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m), reads, {out_operand}));
-    return finish(std::move(plan));
-  }
-  // Split-K (conv2d_nhwc_sgmat.wgsl): every split's partial sums into the workspace, then their sum
-  // and the epilogue into out. Both launches bind every operand: the first's code names out (its
-  // split-free path), so it counts as written there too.
-  plan.workspace_bytes = 4 * kernel.split_k * M * w[0];
-  const int ws = passes::kWorkspaceOperand;
-  PlannedLaunch partial =
-      plain_launch("conv2d_nhwc", fold_yz(ceil_div(w[0], kernel.bn), tiles_m * kernel.split_k), reads, {out_operand});
-  partial.operands.push_back(ws);
-  partial.access.push_back(Access::kWrite);
-  PlannedLaunch reduce =
-      plain_launch("splitk_reduce", fold_1d(ceil_div(M * w[0], kElementwiseWorkgroup)), reads, {out_operand});
-  reduce.operands.push_back(ws);
-  reduce.access.push_back(Access::kRead);
-  plan.entry_workgroups["splitk_reduce"] = {kElementwiseWorkgroup, 1, 1};
-  plan.launches.push_back(std::move(partial));
-  plan.launches.push_back(std::move(reduce));
+  plan_gemm_launches(plan, kernel, "conv2d_nhwc", w[0], tiles_m, M * w[0], reads, out_operand);
   return finish(std::move(plan));
 }
 
@@ -574,7 +608,7 @@ LoweredNode lower_generated(GeneratedWgsl generated, std::vector<int> reads, int
   return finish(std::move(plan));
 }
 
-LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node, const Lowering& how) {
   const std::string& op = node.op->name;
   for (const auto id : node.outputs) {
     const DType dtype = type_of(function, id).dtype;
@@ -582,9 +616,9 @@ LoweredNode lower_by_op(const graph::Function& function, const graph::Node& node
       refuse(function, node, "output dtype " + std::string(dtype_name(dtype)) + " (this tier computes in f32)");
     }
   }
-  if (op == "linear") return lower_linear(function, node, tier);
-  if (op == "matmul") return lower_matmul(function, node, tier);
-  if (op == "conv2d_nhwc") return lower_conv(function, node, tier);
+  if (op == "linear") return lower_linear(function, node, how);
+  if (op == "matmul") return lower_matmul(function, node, how);
+  if (op == "conv2d_nhwc") return lower_conv(function, node, how);
   if (op == "attention") return lower_attention(function, node);
   if (op == "group_norm_nhwc") return lower_group_norm(function, node);
   if (op == "layer_norm") return lower_layer_norm(function, node);
@@ -644,10 +678,11 @@ bool webgpu_lowers(const std::string& op) {
   return ops.count(op) > 0;
 }
 
-LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node, const std::string& tier) {
+LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node, const std::string& tier,
+                              std::int64_t max_buffer_bytes) {
   if (tier != kF32Tier && tier != kF16Tier && tier != kSubgroupMatrixTier)
     throw Error("codegen", "webgpu: no kernel tier '" + tier + "'");
-  LoweredNode lowered = lower_by_op(function, node, tier);
+  LoweredNode lowered = lower_by_op(function, node, {tier, max_buffer_bytes});
   // Every binding is writable (wgsl_module.h): one value bound twice in a launch is refused by
   // WebGPU, so it is refused here, at build time.
   std::vector<graph::ValueId> operands = node.inputs;

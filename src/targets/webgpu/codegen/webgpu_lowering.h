@@ -24,6 +24,8 @@ namespace websd::webgpu {
 inline constexpr const char* kF32Tier = "f32";
 inline constexpr const char* kF16Tier = "f16";
 inline constexpr const char* kSubgroupMatrixTier = "subgroup-matrix";
+// WebGPU's default maxStorageBufferBindingSize, which every adapter offers.
+inline constexpr std::int64_t kMaxBindingBytes = std::int64_t{128} << 20;
 
 struct LoweredNode {
   std::vector<passes::NodeLaunch> launches;
@@ -41,8 +43,9 @@ bool webgpu_attention_fits(std::int64_t head_dim, std::int64_t value_head_dim);
 // target's kernels do not implement (a concat of more than two inputs, padding with a value other
 // than 0, softmax over an axis other than the last, a matmul without transpose_b, a head
 // dimension not a multiple of 4 per thread, ...).
-// `tier` (kF32Tier, kF16Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls and convolutions.
+// `tier` (kF32Tier, kF16Tier, kSubgroupMatrixTier) picks the kernels of linear layers, matmuls and
+// convolutions; a GEMM's split-K workspace stays within `max_buffer_bytes` (the target's buffer limit).
 LoweredNode lower_webgpu_node(const graph::Function& function, const graph::Node& node,
-                              const std::string& tier = kF32Tier);
+                              const std::string& tier = kF32Tier, std::int64_t max_buffer_bytes = kMaxBindingBytes);
 
 }  // namespace websd::webgpu

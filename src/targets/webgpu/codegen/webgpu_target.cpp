@@ -23,7 +23,6 @@ namespace {
 
 // WebGPU's default limits (the spec's), which every adapter offers.
 constexpr std::int64_t kDefaultMaxBufferSize = std::int64_t{256} << 20;
-constexpr std::int64_t kDefaultMaxBindingSize = std::int64_t{128} << 20;
 constexpr std::int64_t kDefaultStorageBuffersPerStage = 8;
 constexpr std::int64_t kDefaultInvocationsPerWorkgroup = 256;
 constexpr std::int64_t kStorageOffsetAlignment = 256;
@@ -94,9 +93,14 @@ std::vector<TargetTier> WebGpuTarget::tiers() const {
            true}};
 }
 
+// A split-K workspace is bound whole: it fits both the buffer and the binding limits.
+std::int64_t WebGpuTarget::workspace_limit() const {
+  return std::min(memory_limits().max_buffer_bytes, webgpu::kMaxBindingBytes);
+}
+
 std::vector<passes::NodeLaunch> WebGpuTarget::lower_node(const graph::Function& function, const graph::Node& node,
                                                          const std::string& tier) const {
-  return webgpu::lower_webgpu_node(function, node, tier).launches;
+  return webgpu::lower_webgpu_node(function, node, tier, workspace_limit()).launches;
 }
 
 std::optional<WeightLayout> WebGpuTarget::weight_layout(const graph::Function& function, graph::ValueId id) const {
@@ -130,7 +134,7 @@ GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled, c
     for (const graph::Function* function : compiled.functions()) {
       for (const graph::Node& node : function->nodes()) {
         if (passes::lowers_to_view(node.op->name)) continue;
-        webgpu::LoweredNode lowered = webgpu::lower_webgpu_node(*function, node, tier);
+        webgpu::LoweredNode lowered = webgpu::lower_webgpu_node(*function, node, tier, workspace_limit());
         for (auto& [path, text] : lowered.files) files.emplace(path, std::move(text));
         for (const auto& launch : lowered.launches) {
           const auto known = std::find_if(generated.kernels.begin(), generated.kernels.end(),
@@ -185,7 +189,7 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
 
 nlohmann::json WebGpuTarget::device_requirements(const std::vector<runtime::LaunchList>& lists,
                                                  const std::string& tier) const {
-  std::int64_t buffer = kDefaultMaxBufferSize, binding = kDefaultMaxBindingSize;
+  std::int64_t buffer = kDefaultMaxBufferSize, binding = webgpu::kMaxBindingBytes;
   std::int64_t storage_buffers = kDefaultStorageBuffersPerStage, invocations = kDefaultInvocationsPerWorkgroup;
   for (const runtime::LaunchList& list : lists) {
     for (const auto arena : list.memory.arenas) buffer = std::max(buffer, arena);

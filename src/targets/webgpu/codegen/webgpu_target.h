@@ -34,6 +34,9 @@ class WebGpuTarget : public Target {
   // (at least WebGPU's default), so a runtime can request them all, and the tier's features.
   nlohmann::json device_requirements(const std::vector<runtime::LaunchList>& lists,
                                      const std::string& tier) const override;
+
+ private:
+  std::int64_t workspace_limit() const;
 };
 
 const WebGpuTarget& webgpu_target();

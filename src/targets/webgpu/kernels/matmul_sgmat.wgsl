@@ -11,11 +11,12 @@
 //   SGM: u32 [2]  SGN: u32 [2]  subgroups along M and N, each 2 x 2 fragments: the workgroup's tile
 //   BM: u32 [64] = SGM * 2 * MMA_M, BN: u32 [64] = SGN * 2 * MMA_N; BK: u32 [32] the K step
 //   SG_SIZE: u32 [32] the adapter's subgroup size; MMA_M, MMA_N, MMA_K: u32 [16] its configuration
+//   SPLIT_K: u32 [1] as matmul's
 //   HAS_BIAS: bool [false]  HAS_RESIDUAL: bool [false]  ACTIVATION: u32 [0] (0 none, 1 SiLU, 2 GELU)
 //   BK a multiple of MMA_K and 4; the thread count SG_SIZE * SGM * SGN a multiple of BK / 4 and
 //   dividing BM * BK / 4 and BN * BK / 4; workgroup memory 2 * (BM + BN) * (BK + 8) +
 //   4 * SGM * SGN * MMA_M * MMA_N bytes.
-// Workgroup size: (SG_SIZE, SGM * SGN). Dispatch: as matmul with these BM, BN.
+// Workgroup size: (SG_SIZE, SGM * SGN). Bindings and launches: as matmul with these BM, BN.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -26,7 +27,7 @@ diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
 alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never widened
-// requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings listed above)
+// requires: matmul_io (common/matmul_io.wgsl: struct Params, the bindings, the entry points)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
 // requires: sgmat_gemm (common/sgmat_gemm.wgsl: fn gemm_tile)
@@ -43,13 +44,4 @@ fn load_a(l: u32, r: u32, k: u32) -> Operand {
 fn load_b(n: u32, k: u32) -> WeightOperand {
   if (n < params.N && k < params.K) { return w[(w_base + n * params.ldw + k) / 4u]; }
   return WeightOperand(0.0);
-}
-
-@compute @workgroup_size(SG_SIZE, SGM * SGN)
-fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_id) lid: vec3<u32>) {
-  let tile = wg.y + wg.z * nwg.y;
-  if (tile >= params.tiles_m * params.batch) { return; }
-  begin_tile(tile);
-  gemm_tile(tile_m0, wg.x * BN, 0u, params.K, lid);
 }

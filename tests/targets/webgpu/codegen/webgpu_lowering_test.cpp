@@ -65,14 +65,14 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   const LoweredNode linear = lower_webgpu_node(function, function.nodes()[0], kSubgroupMatrixTier);
   ASSERT_EQ(linear.launches.size(), 1u);
   EXPECT_EQ(linear.launches[0].kernel.entry, "matmul");
-  // 160 x 96 outputs: six 64x64 tiles would leave the GPU idle, so one subgroup per 32x32 tile.
-  EXPECT_EQ(linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 1, 1}));
-  EXPECT_EQ(u32_at(linear.launches[0].uniforms, 6), 5u);  // tiles_m: 160 rows in tiles of 32
-  EXPECT_EQ(linear.launches[0].dispatch, (std::array<std::int64_t, 3>{3, 5, 1}));
+  // 160 x 96 outputs in 64x64 tiles of 2x2 subgroups; K = 32 is too shallow to split.
+  EXPECT_EQ(linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(u32_at(linear.launches[0].uniforms, 6), 3u);  // tiles_m: 160 rows in tiles of 64
+  EXPECT_EQ(linear.launches[0].dispatch, (std::array<std::int64_t, 3>{2, 3, 1}));
   const std::string& text = text_of(linear);
   // The directives first (WGSL wants them before any declaration), then the constants.
   EXPECT_EQ(text.rfind("enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n"
-                       "diagnostic(off, chromium.subgroup_matrix_uniformity);\nconst SGM: u32 = 1u;\n",
+                       "diagnostic(off, chromium.subgroup_matrix_uniformity);\nconst SGM: u32 = 2u;\n",
                        0),
             0u)
       << text.substr(0, 300);
@@ -125,42 +125,62 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
             std::string::npos);
 }
 
-TEST(WebGpuLowering, SmallConvolutionsInTheSubgroupMatrixTierSplitKOverAWorkspace) {
+TEST(WebGpuLowering, SmallGemmsSplitKOverAWorkspaceInEveryTier) {
   graph::Function function("f");
   graph::FunctionBuilder b(function);
   const auto x = b.input("x", {DType::kF32, {2, 8, 8, 1280}});
   function.set_outputs({b.op("conv2d_nhwc", {x, b.weight("k", {1280, 1280, 3, 3}), b.weight("kb", {1280})},
                              {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
-  const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0], kSubgroupMatrixTier);
-  // 128 x 1280 outputs are 160 tiles of 32x32: K = 11520 in 4 splits fills the GPU.
-  ASSERT_EQ(lowered.launches.size(), 2u);
-  const passes::NodeLaunch& partial = lowered.launches[0];
-  const passes::NodeLaunch& reduce = lowered.launches[1];
-  EXPECT_EQ(partial.kernel.entry, "conv2d_nhwc");
-  EXPECT_EQ(partial.kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 1, 1}));
-  EXPECT_EQ(partial.dispatch, (std::array<std::int64_t, 3>{40, 16, 1}));  // 4 tile rows x 4 splits
-  EXPECT_EQ(reduce.kernel.entry, "splitk_reduce");
-  EXPECT_EQ(reduce.kernel.workgroup_size, (std::array<std::int64_t, 3>{256, 1, 1}));
-  EXPECT_EQ(reduce.dispatch, (std::array<std::int64_t, 3>{640, 1, 1}));
-  for (const auto& launch : lowered.launches) {
-    EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2, 3, passes::kWorkspaceOperand}));
-    EXPECT_EQ(launch.workspace_bytes, 4 * 4 * 128 * 1280);
+  for (const char* tier : {kF32Tier, kF16Tier, kSubgroupMatrixTier}) {
+    SCOPED_TRACE(tier);
+    const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0], tier);
+    // 128 x 1280 outputs are 40 tiles of 64x64: K = 11520 in 14 splits for about 528 workgroups.
+    ASSERT_EQ(lowered.launches.size(), 2u);
+    const passes::NodeLaunch& partial = lowered.launches[0];
+    const passes::NodeLaunch& reduce = lowered.launches[1];
+    EXPECT_EQ(partial.kernel.entry, "conv2d_nhwc");
+    EXPECT_EQ(partial.dispatch, (std::array<std::int64_t, 3>{20, 28, 1}));  // 2 tile rows x 14 splits
+    EXPECT_EQ(reduce.kernel.entry, "splitk_reduce");
+    EXPECT_EQ(reduce.kernel.workgroup_size, (std::array<std::int64_t, 3>{256, 1, 1}));
+    EXPECT_EQ(reduce.dispatch, (std::array<std::int64_t, 3>{640, 1, 1}));
+    for (const auto& launch : lowered.launches) {
+      EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2, 3, passes::kWorkspaceOperand}));
+      EXPECT_EQ(launch.workspace_bytes, 4 * 14 * 128 * 1280);
+    }
+    EXPECT_EQ(partial.kernel.bindings.back(), Access::kWrite);
+    EXPECT_EQ(reduce.kernel.bindings.back(), Access::kRead);
+    const std::string& text = text_of(lowered);
+    EXPECT_NE(text.find("const SPLIT_K: u32 = 14u;"), std::string::npos);
+    EXPECT_NE(text.find("@group(0) @binding(4) var<storage, read_write> workspace"), std::string::npos);
+    EXPECT_NE(text.find("@group(0) @binding(5) var<uniform> params"), std::string::npos);
   }
-  EXPECT_EQ(partial.kernel.bindings.back(), Access::kWrite);
-  EXPECT_EQ(reduce.kernel.bindings.back(), Access::kRead);
-  const std::string& text = text_of(lowered);
-  EXPECT_NE(text.find("const SPLIT_K: u32 = 4u;"), std::string::npos);
-  EXPECT_NE(text.find("@group(0) @binding(4) var<storage, read_write> workspace"), std::string::npos);
-  EXPECT_NE(text.find("@group(0) @binding(5) var<uniform> params"), std::string::npos);
+  // The time embedding's linear: 2 x 1280 outputs, K = 1280 in 10 splits of 8 steps of 16 (f32
+  // tier's 64x64 tiles: 20 tiles) or 5 of 8 steps of 32 (one subgroup's 32x32 tiles: 40 tiles).
+  const auto t = b.input("t", {DType::kF32, {2, 1280}});
+  function.set_outputs({b.op("linear", {t, b.weight("w", {1280, 1280}), b.weight("wb", {1280})})});
+  const LoweredNode f32_linear = lower_webgpu_node(function, function.nodes()[1]);
+  ASSERT_EQ(f32_linear.launches.size(), 2u);
+  EXPECT_EQ(f32_linear.launches[0].dispatch, (std::array<std::int64_t, 3>{20, 10, 1}));
+  EXPECT_EQ(f32_linear.launches[1].kernel.entry, "splitk_reduce");
+  EXPECT_EQ(f32_linear.launches[0].workspace_bytes, 4 * 10 * 2 * 1280);
+  const LoweredNode sgmat_linear = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
+  EXPECT_EQ(sgmat_linear.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 1, 1}));
+  EXPECT_EQ(sgmat_linear.launches[0].dispatch, (std::array<std::int64_t, 3>{40, 5, 1}));
+  // The workspace stays within the buffer limit: fewer splits, or none.
+  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[1], kF32Tier, 4 * 3 * 2 * 1280).launches[0].dispatch,
+            (std::array<std::int64_t, 3>{20, 3, 1}));
+  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[1], kF32Tier, 4 * 2 * 1280).launches.size(), 1u);
   // One of 64x64 latents fills the GPU without splitting: no workspace is bound.
   const auto big = b.input("big", {DType::kF32, {2, 64, 64, 320}});
   function.set_outputs({b.op("conv2d_nhwc", {big, b.weight("k2", {320, 320, 3, 3}), b.weight("kb2", {320})},
                              {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
-  const LoweredNode whole = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
-  ASSERT_EQ(whole.launches.size(), 1u);
-  EXPECT_EQ(whole.launches[0].workspace_bytes, 0);
-  EXPECT_NE(text_of(whole).find("var<private> workspace: array<f32, 1>;"), std::string::npos);
-  EXPECT_NE(text_of(whole).find("const SPLIT_K: u32 = 1u;"), std::string::npos);
+  for (const char* tier : {kF32Tier, kSubgroupMatrixTier}) {
+    const LoweredNode whole = lower_webgpu_node(function, function.nodes()[2], tier);
+    ASSERT_EQ(whole.launches.size(), 1u);
+    EXPECT_EQ(whole.launches[0].workspace_bytes, 0);
+    EXPECT_NE(text_of(whole).find("var<private> workspace: array<f32, 1>;"), std::string::npos);
+    EXPECT_NE(text_of(whole).find("const SPLIT_K: u32 = 1u;"), std::string::npos);
+  }
 }
 
 TEST(WebGpuLowering, TheSubgroupMatrixTierKeepsTheF32AttentionWhichRanFasterThanItsOwn) {

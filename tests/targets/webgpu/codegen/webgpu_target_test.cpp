@@ -171,12 +171,12 @@ TEST(WebGpuTarget, EveryTierIsWrittenWithItsOwnKernelsOverTheSameWeights) {
     ASSERT_TRUE(tier_lists.contains(symbol)) << symbol;
     const runtime::LaunchList base = runtime::launch_list_from_json(json);
     const runtime::LaunchList tiered = runtime::launch_list_from_json(tier_lists[symbol]);
-    // The same function: its inputs, outputs and weights; split-K adds launches and a workspace.
+    // The same function: its inputs, outputs and weights (each tier splits K where its own tiles
+    // leave the GPU short, so the launch counts differ).
     EXPECT_EQ(tiered.inputs, base.inputs) << symbol;
     EXPECT_EQ(tiered.outputs, base.outputs) << symbol;
     ASSERT_EQ(tiered.weights.size(), base.weights.size()) << symbol;
     for (std::size_t i = 0; i < base.weights.size(); ++i) EXPECT_EQ(tiered.weights[i].name, base.weights[i].name);
-    EXPECT_GE(tiered.launches.size(), base.launches.size()) << symbol;
     for (const runtime::Launch& launch : tiered.launches) {
       const runtime::Kernel& kernel = tiered.kernel_of(launch);
       if (kernel.file.find("_sgmat_") == std::string::npos) continue;

@@ -85,6 +85,7 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
   const auto q = b.input("q", {DType::kF32, {2, 8, 64, 40}});
   const auto k = b.input("k", {DType::kF32, {2, 8, 64, 40}});
   const auto v = b.input("v", {DType::kF32, {2, 8, 64, 40}});
+  const auto t = b.input("t", {DType::kF32, {2, 1280}});
   std::vector<graph::ValueId> outputs = {
       b.op("linear", {x, b.weight("w", {96, 32}), b.weight("wb", {96})}),
       b.op("linear", {big, b.weight("w2", {1024, 64})}),
@@ -92,7 +93,8 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
       b.op("conv2d_nhwc", {small, b.weight("k2", {1280, 1280, 3, 3}), b.weight("kb2", {1280})}, conv_attrs),
       b.op("group_norm_nhwc", {image, b.weight("g", {40}), b.weight("be", {40})},
            {{"groups", std::int64_t{8}}, {"eps", 1e-6}, {"activation", std::string("silu")}}),
-      b.op("attention", {q, k, v}, {{"scale", 0.158113883}, {"causal", std::int64_t{0}}})};
+      b.op("attention", {q, k, v}, {{"scale", 0.158113883}, {"causal", std::int64_t{0}}}),
+      b.op("linear", {t, b.weight("w3", {1280, 1280}), b.weight("wb3", {1280})})};
   function.set_outputs(outputs);
   const auto& nodes = function.nodes();
   std::vector<Case> cases = {
@@ -119,8 +121,19 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
        lower_webgpu_node(function, nodes[4])},
       {"attention",
        {{"B", 2}, {"H", 8}, {"Sq", 64}, {"Skv", 64}, {"D", 40}, {"scale", 0.158113883}},
-       lower_webgpu_node(function, nodes[5])}};
-  ASSERT_GT(cases[7].lowered.launches.size(), 1u) << "the split-K case no longer splits";
+       lower_webgpu_node(function, nodes[5])},
+      // Split-K in the other GEMM families (two entries each).
+      {"conv2d_nhwc",
+       {{"N", 2}, {"H", 8}, {"W", 8}, {"C", 1280}, {"O", 1280}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
+       lower_webgpu_node(function, nodes[3])},
+      {"matmul", {{"M", 2}, {"N", 1280}, {"K", 1280}}, lower_webgpu_node(function, nodes[6])},
+      {"matmul_f16", {{"M", 2}, {"N", 1280}, {"K", 1280}}, lower_webgpu_node(function, nodes[6], kF16Tier)},
+      {"matmul_sgmat",
+       {{"M", 2}, {"N", 1280}, {"K", 1280}},
+       lower_webgpu_node(function, nodes[6], kSubgroupMatrixTier)}};
+  for (const std::size_t split : {7, 10, 11, 12, 13}) {
+    ASSERT_GT(cases[split].lowered.launches.size(), 1u) << "case " << split << " no longer splits K";
+  }
 
   const std::string dir = test::make_temp_dir("wgsl-contract");
   nlohmann::json jobs = nlohmann::json::array();

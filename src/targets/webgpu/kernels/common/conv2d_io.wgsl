@@ -1,9 +1,9 @@
-// conv2d_nhwc's uniform block, storage bindings (conv2d_nhwc.wgsl states the contract) and
-// output-row geometry, shared by conv2d_nhwc and conv2d_nhwc_sgmat (each declares the uniform
-// binding after its storage bindings: the subgroup-matrix one has a workspace). The including
-// template names the element types: `alias Operand` of the input (f32, or vec4<f32> where the
-// template reads four channels at once) and `alias WeightOperand` of the weight (Operand, or
-// vec4<f16> where the tier stores weights in f16).
+// conv2d_nhwc's uniform block, bindings (conv2d_nhwc.wgsl states the contract), output-row
+// geometry, epilogue and entry points, shared by every convolution template: each supplies its
+// GEMM snippet (tiled_gemm or sgmat_gemm: gemm_tile, staging_row, the workgroup WGX x WGY) and its
+// loads. The including template names the element types: `alias Operand` of the input (f32, or
+// vec4<f32> where the template reads four channels at once) and `alias WeightOperand` of the
+// weight (Operand, or vec4<f16> where the tier stores weights in f16).
 struct Params {
   N: u32, H: u32, W: u32, C: u32,
   OH: u32, OW: u32, O: u32, KH: u32,
@@ -16,6 +16,10 @@ struct Params {
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read> residual: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read_write> workspace: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
+
+// requires: split_k (common/split_k.wgsl: split, split_depth, split_sum)
 
 // One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
 struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
@@ -59,4 +63,41 @@ fn conv_epilogue(m: u32, n: u32, value: f32) {
   let o = m * params.O + n;
   if (HAS_RESIDUAL) { v += residual[o]; }
   out[o] = v;
+}
+
+// The GEMM snippets' epilogue hook: bounds, then the split's partial sum or the epilogue.
+fn store_out(m: u32, n: u32, value: f32) {
+  if (m >= params.M || n >= params.O) { return; }
+  if (SPLIT_K > 1u) {
+    workspace[(split * params.M + m) * params.O + n] = value;
+  } else {
+    conv_epilogue(m, n, value);
+  }
+}
+
+@compute @workgroup_size(WGX, WGY)
+fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_id) lid: vec3<u32>) {
+  let tile = wg.y + wg.z * nwg.y;
+  if (tile >= params.tiles_m * SPLIT_K) { return; }
+  // The K range from lets, not from the private `split`: reads of private variables count as
+  // non-uniform, and the loop over the range holds barriers.
+  let part = tile / params.tiles_m;
+  split = part;
+  let m0 = (tile % params.tiles_m) * BM;
+  let lr = staging_row(lid);
+  for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
+  let depth = split_depth(params.K);
+  let k_begin = min(part * depth, params.K);
+  gemm_tile(m0, wg.x * BN, k_begin, min(k_begin + depth, params.K), lid);
+}
+
+// Split-K's second launch: each output the sum of its splits' partial sums, then the epilogue.
+@compute @workgroup_size(256)
+fn splitk_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lane: u32) {
+  let i = (wg.x + wg.y * nwg.x) * 256u + lane;
+  let total = params.M * params.O;
+  if (i >= total) { return; }
+  conv_epilogue(i / params.O, i % params.O, split_sum(i, total));
 }

@@ -3,8 +3,7 @@
 // f32, or f16 where the tier stores weights in f16 (read into f32 registers: the arithmetic stays
 // f32).
 alias Operand = f32;
-// requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings, struct Row, fn row_of)
-@group(0) @binding(5) var<uniform> params: Params;
+// requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings, the entry points)
 
 // requires: tiled_gemm (common/tiled_gemm.wgsl: fn gemm_tile)
 
@@ -25,19 +24,4 @@ fn load_a(l: u32, r: u32, k: u32) -> f32 {
 fn load_b(n: u32, k: u32) -> WeightOperand {
   if (n < params.O && k < params.K) { return weight[n * params.K + k]; }
   return WeightOperand(0.0);
-}
-
-fn store_out(m: u32, n: u32, value: f32) {
-  if (m < params.M && n < params.O) { conv_epilogue(m, n, value); }
-}
-
-@compute @workgroup_size(WGX, WGY)
-fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_id) lid: vec3<u32>) {
-  let tile = wg.y + wg.z * nwg.y;
-  if (tile >= params.tiles_m) { return; }
-  let m0 = tile * BM;
-  let lr = staging_row(lid);
-  for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
-  gemm_tile(m0, wg.x * BN, params.K, lid);
 }

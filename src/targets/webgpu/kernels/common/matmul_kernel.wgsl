@@ -2,7 +2,7 @@
 // including template names the weight's element type, `alias WeightOperand`: f32, or f16 where
 // the tier stores weights in f16 (read into f32 registers: the arithmetic stays f32).
 alias Operand = f32;
-// requires: matmul_io (common/matmul_io.wgsl: struct Params and the bindings)
+// requires: matmul_io (common/matmul_io.wgsl: struct Params, the bindings, the entry points)
 
 // requires: tiled_gemm (common/tiled_gemm.wgsl: fn gemm_tile)
 
@@ -20,13 +20,4 @@ fn load_a(l: u32, r: u32, k: u32) -> f32 {
 fn load_b(n: u32, k: u32) -> WeightOperand {
   if (n < params.N && k < params.K) { return w[w_base + n * params.ldw + k]; }
   return WeightOperand(0.0);
-}
-
-@compute @workgroup_size(WGX, WGY)
-fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_id) lid: vec3<u32>) {
-  let tile = wg.y + wg.z * nwg.y;
-  if (tile >= params.tiles_m * params.batch) { return; }
-  begin_tile(tile);
-  gemm_tile(tile_m0, wg.x * BN, params.K, lid);
 }

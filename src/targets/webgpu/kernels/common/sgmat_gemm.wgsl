@@ -25,12 +25,17 @@
 // (SGM * SGN) invocations, each row one subgroup), MMA_M, MMA_N, MMA_K (the adapter's f16 -> f32
 // configuration; 16 on NVIDIA).
 
-const NT: u32 = SG_SIZE * SGM * SGN;
+const WGX: u32 = SG_SIZE;             // the workgroup: one subgroup per row
+const WGY: u32 = SGM * SGN;
+const NT: u32 = WGX * WGY;
 const KV: u32 = BK / 4u;              // vec4s per staged row
 const LA: u32 = BM * KV / NT;         // A vec4s each thread stages per step
 const LB: u32 = BN * KV / NT;         // B vec4s each thread stages per step
 const RSTEP: u32 = NT / KV;           // rows one staging round covers
 const AST: u32 = BK + 8u;             // row stride of the staged tiles in halves (16 bytes of padding)
+
+// The thread's first staged row (then every RSTEP rows); its k within a step is 4 * (t % KV).
+fn staging_row(lid: vec3<u32>) -> u32 { return (lid.y * WGX + lid.x) / KV; }
 
 var<workgroup> As: array<f16, BM * AST>;                   // As[m][k]
 var<workgroup> Bs: array<f16, BN * AST>;                   // Bs[n][k]
@@ -69,9 +74,8 @@ fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   let sg = subgroupBroadcastFirst(lid.y);
   let sm0 = (sg / SGN) * 2u * MMA_M;
   let sn0 = (sg % SGN) * 2u * MMA_N;
-  let t = lid.y * SG_SIZE + lid.x;
-  let kq = t % KV;
-  let lr = t / KV;
+  let kq = (lid.y * WGX + lid.x) % KV;
+  let lr = staging_row(lid);
 
   var ra: array<Operand, LA>;
   var rb: array<WeightOperand, LB>;

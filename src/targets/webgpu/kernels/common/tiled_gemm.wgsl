@@ -11,7 +11,8 @@
 //                                      depth k; 0 outside M and K
 //   fn load_b(n: u32, k: u32) -> WeightOperand  B (the weight [N, K]) at column n, depth k; 0 outside N and K
 //   fn store_out(m: u32, n: u32, v: f32)  the epilogue of one output (bias, activation, residual, bounds)
-// gemm_tile(m0, n0, K, lid) sums over depths [0, K).
+// gemm_tile(m0, n0, k_begin, k_end, lid) sums over depths [k_begin, k_end) (whole BK steps but
+// at K): all of K, or one split of it (split_k.wgsl). The workgroup is WGX x WGY.
 // Constants: BM, BN, BK, TM, TN (multiples of 4 dividing BM, BN); (BN/TN) * (BM/TM) <= 256
 // threads, a multiple of BK, dividing BM * BK and BN * BK.
 
@@ -32,7 +33,7 @@ var<workgroup> Bs: array<vec4<f32>, BK * BS4>;
 // The thread's first staged row (then every RSTEP rows) and its k within a step.
 fn staging_row(lid: vec3<u32>) -> u32 { return (lid.y * WGX + lid.x) / BK; }
 
-fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
+fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   let t = lid.y * WGX + lid.x;
   let lc = t % BK;
   let lr = t / BK;
@@ -42,10 +43,10 @@ fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
   var acc: array<vec4<f32>, TM * TN4>;
 
   // First K step into registers.
-  a_depth(lc);
-  for (var l = 0u; l < LA; l++) { ra[l] = load_a(l, lr + l * RSTEP, lc); }
-  for (var l = 0u; l < LB; l++) { rb[l] = load_b(n0 + lr + l * RSTEP, lc); }
-  for (var k0 = 0u; k0 < K; k0 += BK) {
+  a_depth(k_begin + lc);
+  for (var l = 0u; l < LA; l++) { ra[l] = load_a(l, lr + l * RSTEP, k_begin + lc); }
+  for (var l = 0u; l < LB; l++) { rb[l] = load_b(n0 + lr + l * RSTEP, k_begin + lc); }
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
     for (var l = 0u; l < LA; l++) {
       let r = lr + l * RSTEP;
       As[lc * AS4 + r / 4u][r % 4u] = ra[l];
@@ -57,7 +58,7 @@ fn gemm_tile(m0: u32, n0: u32, K: u32, lid: vec3<u32>) {
     workgroupBarrier();
     // Prefetch the next K step while this one is multiplied.
     let kn = k0 + BK + lc;
-    if (k0 + BK < K) {
+    if (k0 + BK < k_end) {
       a_depth(kn);
       for (var l = 0u; l < LA; l++) { ra[l] = load_a(l, lr + l * RSTEP, kn); }
       for (var l = 0u; l < LB; l++) { rb[l] = load_b(n0 + lr + l * RSTEP, kn); }
