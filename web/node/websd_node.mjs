@@ -21,13 +21,14 @@
 // Dawn toggles: WEBSD_DAWN_TOGGLES (see node_gpu.mjs). The wasm runtime never blocks: this loop
 // awaits the GPU between its calls, as a page does.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { GpuBridge } from '../bridge/websd_gpu.mjs';
 import { nodeGpu } from './node_gpu.mjs';
+import { ShardPrefetch, readFully } from './shard_prefetch.mjs';
 
 // websd_web.{js,wasm}: beside node/ in an artifact's runtime/ folder; in a source tree, where
 // WEBSD_WEB_RUNTIME says (the WebAssembly build's src/web_runtime).
@@ -67,6 +68,8 @@ function folderFiles(artifact) {
     if (isAbsolute(path) || !full.startsWith(root + sep)) throw new Error(`${path}: not a path inside ${root}`);
     return full;
   };
+  // Shards read and hashed ahead by worker threads while the runtime uploads the ones before.
+  const prefetch = ShardPrefetch.start(root, inside);
   return {
     describe: root,
     size(path) {
@@ -78,19 +81,14 @@ function folderFiles(artifact) {
     // shards' Buffers to the garbage collector, which a synchronous upload loop gives no turn.
     // Hashed here as read, natively (OpenSSL: several times WebAssembly's speed), for digest().
     readInto(path, target) {
-      const fd = openSync(inside(path), 'r');
-      try {
-        let done = 0;
-        while (done < target.length) {
-          const got = readSync(fd, target, done, target.length - done, done);
-          if (got === 0) break;
-          done += got;
-        }
-        digests.set(path, createHash('sha256').update(target.subarray(0, done)).digest());
-        return done;
-      } finally {
-        closeSync(fd);
+      const ahead = prefetch?.readInto(path, target);
+      if (ahead) {
+        digests.set(path, ahead.digest);
+        return ahead.bytes;
       }
+      const done = readFully(inside(path), target);
+      digests.set(path, createHash('sha256').update(target.subarray(0, done)).digest());
+      return done;
     },
     digest(path) {
       const digest = digests.get(path) ?? null;

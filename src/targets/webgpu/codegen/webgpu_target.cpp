@@ -164,6 +164,7 @@ std::vector<std::pair<std::string, std::vector<std::byte>>> WebGpuTarget::runtim
       {"runtime/bridge/websd_gpu.mjs", web + "/bridge/websd_gpu.mjs"},
       {"runtime/node/node_gpu.mjs", web + "/node/node_gpu.mjs"},
       {"runtime/node/websd_node.mjs", web + "/node/websd_node.mjs"},
+      {"runtime/node/shard_prefetch.mjs", web + "/node/shard_prefetch.mjs"},
       // The page (issue 21), so that the folder is all a web server needs: index.html at the root.
       {"index.html", web + "/app/index.html"},
       {"app/app.css", web + "/app/app.css"},

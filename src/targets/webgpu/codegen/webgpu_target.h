@@ -28,7 +28,7 @@ class WebGpuTarget : public Target {
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
   // runtime/websd_web.{js,wasm} (the WebAssembly build's, from WEBSD_WEB_RUNTIME or the build
-  // tree's default), runtime/bridge/websd_gpu.mjs, runtime/node/{node_gpu,websd_node}.mjs.
+  // tree's default), runtime/bridge/websd_gpu.mjs, runtime/node/{node_gpu,websd_node,shard_prefetch}.mjs.
   std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const override;
   // {"limits": {WebGPU limit name: value}, "features": [...]}: every limit the launch lists reach
   // (at least WebGPU's default), so a runtime can request them all, and the tier's features.

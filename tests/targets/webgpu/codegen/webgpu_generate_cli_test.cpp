@@ -32,8 +32,9 @@ const std::string& webgpu_artifact() {
 }
 
 TEST(WebGpuBuild, TheArtifactCarriesItsRuntime) {
-  for (const char* file : {"runtime/websd_web.js", "runtime/websd_web.wasm", "runtime/bridge/websd_gpu.mjs",
-                           "runtime/node/node_gpu.mjs", "runtime/node/websd_node.mjs"}) {
+  for (const char* file :
+       {"runtime/websd_web.js", "runtime/websd_web.wasm", "runtime/bridge/websd_gpu.mjs", "runtime/node/node_gpu.mjs",
+        "runtime/node/websd_node.mjs", "runtime/node/shard_prefetch.mjs"}) {
     EXPECT_TRUE(fs::is_regular_file(webgpu_artifact() + "/" + file)) << file;
   }
 }
