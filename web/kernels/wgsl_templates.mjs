@@ -113,7 +113,8 @@ export const FAMILIES = {
       const BQ = TPR === 1 ? 128 : TPR === 2 ? 64 : 32;  // H200: D=40 BQ 128 13.7 TFLOP/s vs 64 9.5
       // H100: D=40 over 4096 tokens BKV 16 14.4 TFLOP/s vs 32 13.1.
       const BKV = [16, 8, 4].find((bkv) => attentionSharedBytes(D, Dv, TPR, BQ, bkv) <= 16384);
-      return { HEAD_DIM: [u, D], HEAD_DIM_V: [u, Dv], TPR: [u, TPR], BQ: [u, BQ], BKV: [u, BKV], CAUSAL: [b, !!s.causal] };
+      return { HEAD_DIM: [u, D], HEAD_DIM_V: [u, Dv], TPR: [u, TPR], BQ: [u, BQ], BKV: [u, BKV], RPT: [u, 1],
+               CAUSAL: [b, !!s.causal] };
     },
     bindings: [['q', 'read'], ['k', 'read'], ['v', 'read'], ['out', 'read_write']],
     params: [['H', u], ['Sq', u], ['Skv', u], ['scale', f],
@@ -131,7 +132,8 @@ export const FAMILIES = {
                sizes: { out: s.outElements ?? s.B * s.H * s.Sq * Dv } };
     },
     check(c, s) {
-      const threads = c.BQ * c.TPR;
+      if (c.BQ % c.RPT) throw new Error('wgsl: attention RPT must divide BQ');
+      const threads = c.BQ * c.TPR / c.RPT;
       if (threads > 256) throw new Error(`wgsl: attention with ${threads} threads`);
       if (c.HEAD_DIM !== s.D || c.HEAD_DIM_V !== (s.Dv ?? s.D)) throw new Error('wgsl: attention HEAD_DIM differs from the shape');
       if ((c.HEAD_DIM / c.TPR) % 4 || (c.HEAD_DIM_V / c.TPR) % 4) throw new Error('wgsl: D/TPR and Dv/TPR must be multiples of 4');

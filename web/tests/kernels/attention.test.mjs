@@ -43,6 +43,13 @@ const cases = [
   { name: 'self 20 tokens, D=160', shape: { B: 1, H: 2, Sq: 20, Skv: 20, D: 160 } },
   { name: 'causal 77 tokens, D=64 (CLIP)', shape: { B: 2, H: 2, Sq: 77, Skv: 77, D: 64, causal: true } },
   { name: 'causal Sq 5 < Skv 37, D=64', shape: { B: 1, H: 1, Sq: 5, Skv: 37, D: 64, causal: true } },
+  // Two and four rows per thread: a key staged once serves each thread's rows (rows past Sq too).
+  { name: 'self 150 tokens, D=40, 2 rows per thread', shape: { B: 2, H: 2, Sq: 150, Skv: 150, D: 40 },
+    overrides: { RPT: 2 } },
+  { name: 'causal 77 tokens, D=64, 4 rows per thread', shape: { B: 1, H: 2, Sq: 77, Skv: 77, D: 64, causal: true },
+    overrides: { RPT: 4, BQ: 64 } },
+  { name: 'self 50 tokens, D=80, 2 threads and 2 rows per row group', shape: { B: 1, H: 2, Sq: 50, Skv: 50, D: 80 },
+    overrides: { RPT: 2 } },
   // 65600 (batch, head) pairs of 4 query rows in 4-thread workgroups: the grid folds into (y, z).
   { name: 'folded grid: 2 x 32800 heads, D=4', shape: { B: 2, H: 32800, Sq: 3, Skv: 5, D: 4 }, overrides: { BQ: 4 }, folded: true },
 ];

@@ -376,6 +376,7 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
                                    {"TPR", "u32", static_cast<double>(tpr)},
                                    {"BQ", "u32", static_cast<double>(bq)},
                                    {"BKV", "u32", static_cast<double>(bkv)},
+                                   {"RPT", "u32", 1},
                                    {"CAUSAL", "bool", causal ? 1.0 : 0.0}},
                                   std::move(params));
   plan.workgroup = {bq * tpr, 1, 1};

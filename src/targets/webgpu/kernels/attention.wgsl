@@ -6,6 +6,8 @@
 //
 // Each query row is owned by TPR adjacent threads: thread `part` holds q[part*D/TPR ..) and
 // out[part*Dv/TPR ..) in registers; with TPR > 1 the partial dot products meet in workgroup memory.
+// Each thread holds RPT rows (BQ / RPT apart), so that a key or value staged in workgroup memory
+// is read once for RPT rows.
 // Operands are addressed through (offset, batch, head, sequence) strides in elements with the head
 // dimension contiguous, so [B,H,S,D] tensors, [B,S,H,D] ones and slices of a merged QKV
 // projection [B,S,3*H*D] are all read in place.
@@ -13,8 +15,9 @@
 // Constants (prepended as `const NAME: TYPE = VALUE;`), defaults in brackets (by head dimension):
 //   HEAD_DIM: u32 (D), HEAD_DIM_V: u32 (Dv)  D/TPR and Dv/TPR multiples of 4
 //   TPR: u32 [1 for D <= 48, 2 for D <= 96, 4 beyond]  threads per query row
-//   BQ: u32 [128 at TPR 1, 64 at TPR 2, 32 at TPR 4]  query rows per workgroup; BQ * TPR <= 256
+//   BQ: u32 [128 at TPR 1, 64 at TPR 2, 32 at TPR 4]  query rows per workgroup; BQ * TPR / RPT <= 256
 //   BKV: u32 [the largest of 16, 8, 4 that fits: 40 -> 16, 64 -> 16, 80 -> 8, 160 -> 8]
+//   RPT: u32 [1]  query rows per thread, dividing BQ; BQ * TPR / RPT threads per workgroup
 //   CAUSAL: bool [false]
 //   Workgroup memory 4 * (BKV * (D + Dv) + (TPR > 1 ? BQ * TPR * (BKV + 1) : 1)) bytes <= 16384.
 // Bindings (@group(0)): 0 q: read, 1 k: read, 2 v: read, 3 out: read_write, 4 params: uniform Params.
@@ -26,11 +29,12 @@
 
 // requires: attention_io (common/attention_io.wgsl: struct Params and the bindings listed above)
 
-const WG: u32 = BQ * TPR;
+const WG: u32 = BQ * TPR / RPT;
+const GROUPS: u32 = BQ / RPT;             // groups of TPR threads; group g owns rows g + r * GROUPS
 const D4: u32 = HEAD_DIM / 4u;
 const DV4: u32 = HEAD_DIM_V / 4u;
-const DT4: u32 = HEAD_DIM / TPR / 4u;     // vec4s of q per thread
-const DVT4: u32 = HEAD_DIM_V / TPR / 4u;  // vec4s of out per thread
+const DT4: u32 = HEAD_DIM / TPR / 4u;     // vec4s of q per thread and row
+const DVT4: u32 = HEAD_DIM_V / TPR / 4u;  // vec4s of out per thread and row
 const PS: u32 = BKV + 1u;                 // padded row of partial scores
 const NEG: f32 = -3.0e38;                 // a masked score
 const M0: f32 = -1.0e30;                  // the running max before any key
@@ -48,26 +52,29 @@ fn attention(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
   let hi = pair % params.H;
   let Sq = params.Sq;
   let Skv = params.Skv;
-  let row = t / TPR;
+  let group = t / TPR;
   let part = t % TPR;
-  let i = wg.x * BQ + row;
-  let ic = min(i, Sq - 1u);
 
-  let qbase = params.q_off + bi * params.q_sb + hi * params.q_sh + ic * params.q_ss + part * DT4 * 4u;
   let c = params.scale * 1.4426950408889634;
-  var qr: array<vec4<f32>, DT4>;
-  for (var d = 0u; d < DT4; d++) {
-    let e = qbase + d * 4u;
-    qr[d] = vec4<f32>(q[e], q[e + 1u], q[e + 2u], q[e + 3u]) * c;
+  var qr: array<vec4<f32>, RPT * DT4>;
+  var o: array<vec4<f32>, RPT * DVT4>;
+  var m: array<f32, RPT>;
+  var l: array<f32, RPT>;
+  var limit: array<i32, RPT>;  // keys j <= limit are visible (causal)
+  for (var r = 0u; r < RPT; r++) {
+    let i = wg.x * BQ + group + r * GROUPS;
+    let qbase = params.q_off + bi * params.q_sb + hi * params.q_sh + min(i, Sq - 1u) * params.q_ss + part * DT4 * 4u;
+    for (var d = 0u; d < DT4; d++) {
+      let e = qbase + d * 4u;
+      qr[r * DT4 + d] = vec4<f32>(q[e], q[e + 1u], q[e + 2u], q[e + 3u]) * c;
+    }
+    m[r] = M0;
+    limit[r] = i32(i) + i32(Skv) - i32(Sq);
   }
-  var o: array<vec4<f32>, DVT4>;
-  var m = M0;
-  var l = 0.0;
 
   let kbase = params.k_off + bi * params.k_sb + hi * params.k_sh;
   let vbase = params.v_off + bi * params.v_sb + hi * params.v_sh;
-  // Keys j <= limit are visible (causal); the workgroup stops after its last row's last key.
-  let limit = i32(i) + i32(Skv) - i32(Sq);
+  // The workgroup stops after its last row's last key.
   let kv_end = keys_end(wg.x * BQ, BQ);
 
   for (var kv0 = 0u; kv0 < kv_end; kv0 += BKV) {
@@ -85,53 +92,74 @@ fn attention(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     }
     workgroupBarrier();
 
-    var s: array<f32, BKV>;
+    // Scores: each staged key vector serves the thread's RPT rows.
+    var s: array<f32, RPT * BKV>;
     for (var j = 0u; j < BKV; j++) {
-      var a = vec4<f32>(0.0);
+      // Zeroed explicitly: a declaration in a loop kept the last iteration's values on SwiftShader.
+      var a: array<vec4<f32>, RPT>;
+      for (var r = 0u; r < RPT; r++) { a[r] = vec4<f32>(0.0); }
       let kj = j * D4 + part * DT4;
-      for (var d = 0u; d < DT4; d++) { a = fma(qr[d], Ks[kj + d], a); }
-      s[j] = (a.x + a.y) + (a.z + a.w);
+      for (var d = 0u; d < DT4; d++) {
+        let kv = Ks[kj + d];
+        for (var r = 0u; r < RPT; r++) { a[r] = fma(qr[r * DT4 + d], kv, a[r]); }
+      }
+      for (var r = 0u; r < RPT; r++) { s[r * BKV + j] = (a[r].x + a[r].y) + (a[r].z + a[r].w); }
     }
     if (TPR > 1u) {
-      for (var j = 0u; j < BKV; j++) { Ps[t * PS + j] = s[j]; }
+      for (var r = 0u; r < RPT; r++) {
+        for (var j = 0u; j < BKV; j++) { Ps[(r * WG + t) * PS + j] = s[r * BKV + j]; }
+      }
       workgroupBarrier();
-      for (var j = 0u; j < BKV; j++) {
-        var sum = 0.0;
-        for (var p = 0u; p < TPR; p++) { sum += Ps[(row * TPR + p) * PS + j]; }
-        s[j] = sum;
+      for (var r = 0u; r < RPT; r++) {
+        for (var j = 0u; j < BKV; j++) {
+          var sum = 0.0;
+          for (var p = 0u; p < TPR; p++) { sum += Ps[(r * WG + group * TPR + p) * PS + j]; }
+          s[r * BKV + j] = sum;
+        }
       }
     }
 
-    var mt = m;
-    for (var j = 0u; j < BKV; j++) {
-      let kj = kv0 + j;
-      let visible = kj < Skv && (!CAUSAL || i32(kj) <= limit);
-      s[j] = select(NEG, s[j], visible);
-      mt = max(mt, s[j]);
+    var p: array<f32, RPT>;
+    for (var r = 0u; r < RPT; r++) {
+      var mt = m[r];
+      for (var j = 0u; j < BKV; j++) {
+        let kj = kv0 + j;
+        let visible = kj < Skv && (!CAUSAL || i32(kj) <= limit[r]);
+        s[r * BKV + j] = select(NEG, s[r * BKV + j], visible);
+        mt = max(mt, s[r * BKV + j]);
+      }
+      let alpha = exp2(m[r] - mt);
+      m[r] = mt;
+      l[r] *= alpha;
+      for (var d = 0u; d < DVT4; d++) { o[r * DVT4 + d] *= alpha; }
     }
-    let alpha = exp2(m - mt);
-    m = mt;
-    l *= alpha;
-    for (var d = 0u; d < DVT4; d++) { o[d] *= alpha; }
     for (var j = 0u; j < BKV; j++) {
-      let p = exp2(s[j] - m);
-      l += p;
+      for (var r = 0u; r < RPT; r++) {
+        p[r] = exp2(s[r * BKV + j] - m[r]);
+        l[r] += p[r];
+      }
       let vj = j * DV4 + part * DVT4;
-      for (var d = 0u; d < DVT4; d++) { o[d] = fma(vec4<f32>(p), Vs[vj + d], o[d]); }
+      for (var d = 0u; d < DVT4; d++) {
+        let vv = Vs[vj + d];
+        for (var r = 0u; r < RPT; r++) { o[r * DVT4 + d] = fma(vec4<f32>(p[r]), vv, o[r * DVT4 + d]); }
+      }
     }
     workgroupBarrier();
   }
 
-  if (i < Sq) {
-    let inv = select(0.0, 1.0 / l, l > 0.0);
-    let obase = params.o_off + bi * params.o_sb + hi * params.o_sh + i * params.o_ss + part * DVT4 * 4u;
-    for (var d = 0u; d < DVT4; d++) {
-      let r = o[d] * inv;
-      let e = obase + d * 4u;
-      out[e] = r.x;
-      out[e + 1u] = r.y;
-      out[e + 2u] = r.z;
-      out[e + 3u] = r.w;
+  for (var r = 0u; r < RPT; r++) {
+    let i = wg.x * BQ + group + r * GROUPS;
+    if (i < Sq) {
+      let inv = select(0.0, 1.0 / l[r], l[r] > 0.0);
+      let obase = params.o_off + bi * params.o_sb + hi * params.o_sh + i * params.o_ss + part * DVT4 * 4u;
+      for (var d = 0u; d < DVT4; d++) {
+        let x = o[r * DVT4 + d] * inv;
+        let e = obase + d * 4u;
+        out[e] = x.x;
+        out[e + 1u] = x.y;
+        out[e + 2u] = x.z;
+        out[e + 3u] = x.w;
+      }
     }
   }
 }

@@ -19,7 +19,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> workspace: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
 
-// requires: split_k (common/split_k.wgsl: split, split_depth, split_sum)
+// requires: split_k (common/split_k.wgsl: split, split_range, split_sum, reduce_index)
 
 // One output row's receptive field origin: the input pixel (0, 0) of its window, or invalid.
 struct Row { base: u32, ih0: i32, iw0: i32, valid: bool }
@@ -80,23 +80,20 @@ fn conv2d_nhwc(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
                @builtin(local_invocation_id) lid: vec3<u32>) {
   let tile = wg.y + wg.z * nwg.y;
   if (tile >= params.tiles_m * SPLIT_K) { return; }
-  // The K range from lets, not from the private `split`: reads of private variables count as
-  // non-uniform, and the loop over the range holds barriers.
   let part = tile / params.tiles_m;
   split = part;
   let m0 = (tile % params.tiles_m) * BM;
   let lr = staging_row(lid);
   for (var l = 0u; l < LA; l++) { rows[l] = row_of(m0 + lr + l * RSTEP); }
-  let depth = split_depth(params.K);
-  let k_begin = min(part * depth, params.K);
-  gemm_tile(m0, wg.x * BN, k_begin, min(k_begin + depth, params.K), lid);
+  let range = split_range(part, params.K);
+  gemm_tile(m0, wg.x * BN, range.x, range.y, lid);
 }
 
 // Split-K's second launch: each output the sum of its splits' partial sums, then the epilogue.
 @compute @workgroup_size(256)
 fn splitk_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) lane: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lane;
+  let i = reduce_index(wg, nwg, lane);
   let total = params.M * params.O;
   if (i >= total) { return; }
   conv_epilogue(i / params.O, i % params.O, split_sum(i, total));

@@ -17,7 +17,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> workspace: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
 
-// requires: split_k (common/split_k.wgsl: split, split_depth, split_sum)
+// requires: split_k (common/split_k.wgsl: split, split_range, split_sum, reduce_index)
 
 // The GEMM snippets' hooks common to matmul's kernels: the workgroup's tile (its first row and the
 // batch offsets of x, w and out, set by begin_tile from the entry point's tile index), no per-depth
@@ -64,20 +64,18 @@ fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
   let tile = wg.y + wg.z * nwg.y;
   let tiles = params.tiles_m * params.batch;
   if (tile >= tiles * SPLIT_K) { return; }
-  // The K range from lets (see conv2d_io's conv2d_nhwc).
   let part = tile / tiles;
   split = part;
   begin_tile(tile % tiles);
-  let depth = split_depth(params.K);
-  let k_begin = min(part * depth, params.K);
-  gemm_tile(tile_m0, wg.x * BN, k_begin, min(k_begin + depth, params.K), lid);
+  let range = split_range(part, params.K);
+  gemm_tile(tile_m0, wg.x * BN, range.x, range.y, lid);
 }
 
 // Split-K's second launch: each output the sum of its splits' partial sums, then the epilogue.
 @compute @workgroup_size(256)
 fn splitk_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) lane: u32) {
-  let i = (wg.x + wg.y * nwg.x) * 256u + lane;
+  let i = reduce_index(wg, nwg, lane);
   let total = params.batch * params.stride_o;
   if (i >= total) { return; }
   let r = i % params.stride_o;

@@ -9,9 +9,18 @@
 
 var<private> split: u32;  // this workgroup's split (store_out's slice of the workspace)
 
-// The depths of one split: ceil(K / SPLIT_K) rounded up to whole steps of BK.
-fn split_depth(K: u32) -> u32 {
-  return ((K + SPLIT_K - 1u) / SPLIT_K + BK - 1u) / BK * BK;
+// The depths [x, y) of split `part`: ceil(K / SPLIT_K) rounded up to whole steps of BK each, the
+// last cut at K. From the entry point's lets, not from the private `split`: reads of private
+// variables count as non-uniform, and the GEMM loop over the range holds barriers.
+fn split_range(part: u32, K: u32) -> vec2<u32> {
+  let depth = ((K + SPLIT_K - 1u) / SPLIT_K + BK - 1u) / BK * BK;
+  let begin = min(part * depth, K);
+  return vec2<u32>(begin, min(begin + depth, K));
+}
+
+// The output splitk_reduce's invocation adds: 256 per workgroup over a folded grid.
+fn reduce_index(wg: vec3<u32>, nwg: vec3<u32>, lane: u32) -> u32 {
+  return (wg.x + wg.y * nwg.x) * 256u + lane;
 }
 
 // Output i's partial sums (of `total` outputs per split) added over the splits.
