@@ -89,7 +89,9 @@ std::string manifest_to_text(const ArtifactManifest& manifest) {
     if (name != kWeightsSection) sections[name] = content;
   }
   root["sections"] = std::move(sections);
-  return root.dump(2) + "\n";
+  // Compact: SD 1.5's manifest (launch lists of every tier) is 7 MB so and 16 MB indented, and
+  // every load parses and hashes it (in WebAssembly, at the page's and the Node runner's start).
+  return root.dump() + "\n";
 }
 
 bool artifact_file_path_valid(std::string_view path) {
