@@ -82,7 +82,7 @@ const attention = (sq, skv, heads, d, tier = '') => {
   const shape = { B: 2, H: Math.max(1, heads / s.heads), Sq: T(sq), Skv: skv === 77 ? 77 : T(skv), D: d };
   const q = shape.B * shape.H * shape.Sq * d, kv = shape.B * shape.H * shape.Skv * d;
   const variants = tier ? [{}, { SGQ: 2 }, { SGQ: 1 }]
-                 : d === 40 ? [{}, { BKV: 32 }, { BKV: 8 }, { BQ: 64 }, { TPR: 2, BKV: 8 }, { RPT: 2 }, { RPT: 2, BKV: 8 },
+                 : d === 40 ? [{}, { BKV: 32 }, { BKV: 16 }, { BKV: 4 }, { BQ: 64 }, { TPR: 2, BKV: 8 }, { RPT: 2 }, { RPT: 2, BKV: 8 },
                               { RPT: 2, BQ: 256 }, { RPT: 4, BQ: 256, BKV: 8 }]
                  : d === 80 ? [{}, { TPR: 1, BKV: 16 }, { BQ: 32 }, { TPR: 4, BQ: 32 }, { RPT: 2 }, { TPR: 1, RPT: 2, BKV: 8 }]
                  : [{}, { TPR: 2, BKV: 4 }, { TPR: 8, BQ: 16 }];

@@ -356,8 +356,9 @@ LoweredNode lower_attention(const graph::Function& function, const graph::Node& 
                std::to_string(tpr) + " threads per row");
   }
   std::int64_t bkv = 0;
-  // 16 keys a tile at most: D=40 over 4096 tokens ran 14.4 TFLOP/s with 16, 13.1 with 32 (H100).
-  for (const std::int64_t candidate : {16, 8, 4}) {
+  // 16 keys a tile at most, 8 for one thread per row: D=40 over 4096 tokens ran 22.4 TFLOP/s with
+  // 8, 14.7 with 16, 13.2 with 32 (H100, 2026-12-07, node bench/kernels.mjs --tune).
+  for (const std::int64_t candidate : {tpr == 1 ? 8 : 16, 8, 4}) {
     if (attention_shared_bytes(D, Dv, tpr, bq, candidate) <= 16384) {
       bkv = candidate;
       break;

@@ -16,7 +16,7 @@
 //   HEAD_DIM: u32 (D), HEAD_DIM_V: u32 (Dv)  D/TPR and Dv/TPR multiples of 4
 //   TPR: u32 [1 for D <= 48, 2 for D <= 96, 4 beyond]  threads per query row
 //   BQ: u32 [128 at TPR 1, 64 at TPR 2, 32 at TPR 4]  query rows per workgroup; BQ * TPR / RPT <= 256
-//   BKV: u32 [the largest of 16, 8, 4 that fits: 40 -> 16, 64 -> 16, 80 -> 8, 160 -> 8]
+//   BKV: u32 [8 at TPR 1, else the largest of 16, 8, 4 that fits: 40 -> 8, 64 -> 16, 80 -> 8, 160 -> 8]
 //   RPT: u32 [1]  query rows per thread, dividing BQ; BQ * TPR / RPT threads per workgroup
 //   CAUSAL: bool [false]
 //   Workgroup memory 4 * (BKV * (D + Dv) + (TPR > 1 ? BQ * TPR * (BKV + 1) : 1)) bytes <= 16384.
