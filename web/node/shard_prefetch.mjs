@@ -14,6 +14,7 @@
 //
 //   const prefetch = ShardPrefetch.start(root, inside);   // null when there is nothing to read ahead
 //   prefetch?.readInto(path, target) -> { bytes, digest } or null (not prefetched: read it yourself)
+//   prefetch?.readyCount() -> shards read ahead and waiting
 //   prefetch?.stop()
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
@@ -107,6 +108,12 @@ export class ShardPrefetch {
     Atomics.add(this.freed, 0, 1);
     Atomics.notify(this.freed, 0);
     return { bytes, digest };
+  }
+
+  // How many shards the workers have read and not yet delivered or had taken (for tests and
+  // diagnostics: the read-ahead's progress).
+  readyCount() {
+    return this.states.filter((state) => state === kReady).length;
   }
 
   stop() {

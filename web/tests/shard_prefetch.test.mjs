@@ -28,6 +28,13 @@ function folder(sizes, { listed = sizes } = {}) {
 
 const sha256 = (b) => createHash('sha256').update(b).digest();
 
+// Until the workers have read `count` shards ahead (a loaded machine starts them late), at most 20 s.
+async function readAhead(prefetch, count) {
+  const deadline = Date.now() + 20000;
+  while (prefetch.readyCount() < count && Date.now() < deadline) await new Promise((done) => setTimeout(done, 5));
+  assert.ok(prefetch.readyCount() >= count, `only ${prefetch.readyCount()} shards read ahead in 20 s`);
+}
+
 // The shard as the runner delivers it: read ahead where the prefetch has it, else read here.
 function deliver(prefetch, inside, path, length) {
   const target = new Uint8Array(length);
@@ -44,7 +51,7 @@ test('shards asked for in the index order, in reverse and twice are each their b
     for (const order of [[0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [2, 0, 2, 5, 1, 3, 4, 0]]) {
       const prefetch = ShardPrefetch.start(root, inside);
       assert.ok(prefetch, 'a folder of six shards is read ahead');
-      await new Promise((done) => setTimeout(done, 50));  // let the workers start
+      await readAhead(prefetch, 1);
       let ahead = 0;
       for (const s of order) {
         const got = deliver(prefetch, inside, `weights/shard-${s}.bin`, sizes[s]);
@@ -66,7 +73,7 @@ test('a length other than the index says, a file not in it and a missing shard a
   const { root, bytes, inside, cleanup } = folder(sizes, { listed: [4000, 5000, 6000, 7000] });
   try {
     const prefetch = ShardPrefetch.start(root, inside);
-    await new Promise((done) => setTimeout(done, 50));
+    await readAhead(prefetch, 1);
     assert.equal(prefetch.readInto('weights/shard-0.bin', new Uint8Array(3999)), null);
     assert.equal(prefetch.readInto('weights/other.bin', new Uint8Array(10)), null);
     assert.equal(prefetch.readInto('weights/shard-3.bin', new Uint8Array(7000)), null);  // no such file
