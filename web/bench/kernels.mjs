@@ -44,12 +44,13 @@ const splits = [2, 4, 8, 14].map((k) => ({ SPLIT_K: k }));
 const convTiles = [{}, { BM: 128, TM: 8 }, { BM: 128, BN: 128, TM: 8, TN: 8, BK: 8 }, { BM: 64, BN: 128, TM: 4, TN: 8 },
                    { BK: 8 }, ...splits, { BM: 128, TM: 8, SPLIT_K: 4 }, { BM: 32, SPLIT_K: 8 }];
 const matmulTiles = convTiles;
-// The subgroup-matrix tier's tiles (f16 -> f32 16x16x16 fragments; SGM x SGN subgroups of 32).
-const sgmatTiles = [{}, { SGM: 1, SGN: 1, BM: 32, BN: 32 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, BK: 64 }, { BK: 16 },
-                    { SGM: 4, SGN: 1, BM: 128, BN: 32, BK: 16 }, { SGM: 1, SGN: 4, BM: 32, BN: 128, BK: 16 },
-                    { SGM: 2, SGN: 1, BM: 64, BN: 32 }, { SGM: 1, SGN: 2, BM: 32, BN: 64 }, ...splits,
-                    { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 4 }, { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 8 },
-                    { SGM: 2, SGN: 1, BM: 64, BN: 32, SPLIT_K: 4 }, { BK: 64, SPLIT_K: 4 }];
+// The subgroup-matrix tier's tiles (f16 -> f32 16x16x16 fragments; SGM x SGN subgroups of 32, each
+// FM x FN fragments; B_DIRECT: the weight's fragments straight from storage).
+const direct = { B_DIRECT: true };
+const sgmatTiles = [{}, { ...direct }, { FM: 4, FN: 2, BM: 128, BN: 64, ...direct }, { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, ...direct },
+                    { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128, ...direct }, { FM: 4, FN: 4, BM: 128, BN: 128, ...direct },
+                    ...splits.map((split) => ({ ...split, ...direct })), { FM: 4, FN: 2, BM: 128, BN: 64, SPLIT_K: 4, ...direct },
+                    { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, SPLIT_K: 4, ...direct }];
 const conv = (hw, c, { tier = '', batch = 2, kernel = 3, o = c } = {}) => {
   const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(o), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
@@ -76,6 +77,7 @@ const gemmCases = (tier) => [
   { name: `linear 8192x1280->320${tier}`, ...linear(8192, 1280, 320, tier) },
   { name: `linear GEGLU proj 8192x320->2560${tier}`, ...linear(8192, 320, 2560, tier) },
   { name: `linear ff out 512x5120->1280${tier}`, ...linear(512, 5120, 1280, tier) },
+  { name: `linear GEGLU proj 512x1280->10240${tier}`, ...linear(512, 1280, 10240, tier) },
   { name: `linear time embedding 2x1280->1280${tier}`, ...linear(2, 1280, 1280, tier) },
 ];
 const attention = (sq, skv, heads, d, tier = '') => {

@@ -144,24 +144,26 @@ export const FAMILIES = {
   },
 
   // attention's contract as flash attention on subgroup matrices, for head dimensions up to 64.
-  // Correct on an H100 (relative L2 about 4e-4) but half attention's speed there (7.5 vs 13-14
+  // Correct on an H100 (relative L2 about 4e-4) but a fifth of attention's speed there (4.7 vs 21.9
   // TFLOP/s over 4096 tokens, 2026-12-07): the compiler does not emit it; kept, with its tests and
   // bench cases, as the starting point of a faster one.
   attention_sgmat: {
     features: kSubgroupMatrixFeatures,
     limits: { maxComputeWorkgroupStorageSize: 32768 },
-    // SGQ 4 (64 query rows a workgroup) where the rows fill an H100's 132 multiprocessors twice over.
-    constants: (s) => ({ HEAD_DIM: [u, s.D ?? 40], HEAD_DIM_V: [u, s.Dv ?? s.D ?? 40],
-                         SGQ: [u, ceilDiv(s.Sq ?? 4096, 64) * (s.B ?? 2) * (s.H ?? 8) >= 264 ? 4 : 2],
-                         CAUSAL: [b, !!s.causal] }),
+    // SGQ 4 (64 query rows a workgroup) where the rows fill an H100's 132 multiprocessors twice over
+    // and the tiles fit 32 KiB.
+    constants: (s) => {
+      const D = s.D ?? 40, Dv = s.Dv ?? D;
+      const wide = ceilDiv(s.Sq ?? 4096, 64) * (s.B ?? 2) * (s.H ?? 8) >= 264 && sgmatAttentionBytes(D, Dv, 4) <= 32768;
+      return { HEAD_DIM: [u, D], HEAD_DIM_V: [u, Dv], SGQ: [u, wide ? 4 : 2], CAUSAL: [b, !!s.causal] };
+    },
     get bindings() { return FAMILIES.attention.bindings; },
     get params() { return FAMILIES.attention.params; },
     plan: (s, c) => FAMILIES.attention.plan(s, { ...c, BQ: 16 * c.SGQ }),
     check(c, s) {
       if (c.HEAD_DIM !== s.D || c.HEAD_DIM_V !== (s.Dv ?? s.D)) throw new Error('wgsl: attention HEAD_DIM differs from the shape');
       if (c.HEAD_DIM > 64 || c.HEAD_DIM_V > 64) throw new Error('wgsl: attention_sgmat takes head dimensions up to 64');
-      const dp = 16 * ceilDiv(c.HEAD_DIM, 16), dpv = 16 * ceilDiv(c.HEAD_DIM_V, 16), bq = 16 * c.SGQ;
-      const bytes = 2 * Math.max(bq * (dp + 8), 32 * (dp + dpv + 16)) + 4 * bq * Math.max(32, dpv) + 2 * bq * 40;
+      const bytes = sgmatAttentionBytes(c.HEAD_DIM, c.HEAD_DIM_V, c.SGQ);
       if (bytes > 32768) throw new Error(`wgsl: attention_sgmat needs ${bytes} bytes of workgroup memory`);
       return 32 * c.SGQ;
     },
@@ -340,28 +342,40 @@ function sgmatFamily(base, bias) {
     features: kSubgroupMatrixFeatures,
     f16Bindings: [base === 'conv2d_nhwc' ? 'weight' : 'w'],
     // In the compiler's order (the contract test compares the modules' text).
-    constants: () => ({ SGM: [u, 2], SGN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32], SG_SIZE: [u, 32],
-                        MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16], SPLIT_K: [u, 1],
-                        HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
+    constants: () => ({ SGM: [u, 2], SGN: [u, 2], FM: [u, 2], FN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32],
+                        B_DIRECT: [b, false], SG_SIZE: [u, 32], MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
+                        SPLIT_K: [u, 1], HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
     get bindings() { return FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
     plan: (s, c) => FAMILIES[base].plan(s, c),
     check(c, s) {
       const threads = c.SG_SIZE * c.SGM * c.SGN;
       if (threads > 256) throw new Error(`wgsl: ${threads} threads per workgroup`);
-      if (c.BM !== 2 * c.SGM * c.MMA_M || c.BN !== 2 * c.SGN * c.MMA_N || c.BK % c.MMA_K || c.BK % 4) {
-        throw new Error('wgsl: BM, BN must be 2 fragments per subgroup, BK a multiple of MMA_K and 4');
+      if (!['1x1', '2x2', '4x2', '4x4'].includes(`${c.FM}x${c.FN}`)) throw new Error('wgsl: FM x FN must be 1x1, 2x2, 4x2 or 4x4');
+      if (c.BM !== c.SGM * c.FM * c.MMA_M || c.BN !== c.SGN * c.FN * c.MMA_N || c.BK % c.MMA_K || c.BK % 4) {
+        throw new Error('wgsl: BM, BN must be FM x FN fragments per subgroup, BK a multiple of MMA_K and 4');
       }
       const kv = c.BK / 4;
-      if (threads % kv || (c.BM * kv) % threads || (c.BN * kv) % threads) {
+      if (threads % kv || (c.BM * kv) % threads || (!c.B_DIRECT && (c.BN * kv) % threads)) {
         throw new Error('wgsl: tile loads do not divide among threads');
       }
+      const [N, K] = base === 'matmul' ? [s.N, s.K] : [s.O, s.KH * (s.KW ?? s.KH) * s.C];
       if ((base === 'matmul' ? s.K : s.C) % 4) throw new Error(`wgsl: ${base}_sgmat reads four k at a time: K, C multiples of 4`);
-      const bytes = 2 * (c.BM + c.BN) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
+      // Dawn sizes w's binding from the fragment loads: one fragment at least.
+      if (N * K < c.MMA_N * c.MMA_K) throw new Error(`wgsl: ${base}_sgmat needs a weight of one fragment at least`);
+      // Whole fragments inside w at subgroup-uniform, 16-byte aligned offsets.
+      if (c.B_DIRECT && (N % c.BN || K % c.BK || K % 8)) throw new Error('wgsl: B_DIRECT needs BN to divide N and BK to divide K');
+      const bytes = 2 * (c.BM + (c.B_DIRECT ? c.MMA_N : c.BN)) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
       if (bytes > 16384) throw new Error(`wgsl: ${bytes} bytes of workgroup memory`);
       return threads;
     },
   };
+}
+
+// Workgroup memory of attention_sgmat's tiles (its header's formula).
+function sgmatAttentionBytes(D, Dv, sgq) {
+  const dp = 16 * ceilDiv(D, 16), dpv = 16 * ceilDiv(Dv, 16), bq = 16 * sgq;
+  return 2 * bq * (dp + 8) + 2 * 32 * (dp + dpv + 16) + 4 * bq * Math.max(32, dpv) + 2 * bq * 40;
 }
 
 function checkTiling(threads, c) {

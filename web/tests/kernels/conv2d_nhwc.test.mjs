@@ -48,6 +48,16 @@ const cases = [
     overrides: { SPLIT_K: 3 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 3 } },
   { name: '3x3 s1 p1 2x4x4x64 -> 80, split-K 6 on 64x64 tiles',
     shape: { N: 2, H: 4, W: 4, C: 64, O: 80, KH: 3, stride: 1, pad: 1 }, overrides: { SPLIT_K: 6 }, sgmat: { SPLIT_K: 6 } },
+  // The subgroup-matrix tier's wider tiles, the weight's fragments straight from storage or staged.
+  { name: '3x3 s1 p1 2x8x8x64 -> 128, +residual, 128x64 tiles, direct B', residual: true,
+    shape: { N: 2, H: 8, W: 8, C: 64, O: 128, KH: 3, stride: 1, pad: 1 },
+    sgmat: { SGM: 2, SGN: 2, FM: 4, FN: 2, BM: 128, BN: 64, B_DIRECT: true } },
+  { name: '3x3 s1 p1 2x4x4x64 -> 64, split-K 4, one subgroup of 4x4, direct B',
+    shape: { N: 2, H: 4, W: 4, C: 64, O: 64, KH: 3, stride: 1, pad: 1 }, overrides: { SPLIT_K: 4 },
+    sgmat: { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, B_DIRECT: true, SPLIT_K: 4 } },
+  { name: '3x3 s2 p1 1x10x10x32 -> 40, SiLU, 128x64 tiles, staged B', silu: true,
+    shape: { N: 1, H: 10, W: 10, C: 32, O: 40, KH: 3, stride: 2, pad: 1 },
+    sgmat: { SGM: 2, SGN: 2, FM: 4, FN: 2, BM: 128, BN: 64, BK: 16 } },
 ];
 
 // The f16 tier rounds the weight to f16 (11 significant bits), the subgroup-matrix tier both

@@ -47,6 +47,20 @@ const cases = [
     overrides: { SPLIT_K: 5 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 5 } },
   { name: 'batched 3x(20x24x96) split-K 2, per-batch weights', shape: { M: 20, N: 24, K: 96, batch: 3, sharedWeight: false },
     overrides: { SPLIT_K: 2 }, sgmat: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 2 } },
+  // The subgroup-matrix tier's tiles of FM x FN fragments per subgroup, B read straight from
+  // storage (B_DIRECT: BN divides N, BK divides K) or staged; the other tiers take their defaults.
+  { name: 'linear 200x128x192 +bias +residual, 128x64 tiles, direct B', shape: { M: 200, N: 128, K: 192 }, bias: true,
+    residual: true, sgmat: { SGM: 2, SGN: 2, FM: 4, FN: 2, BM: 128, BN: 64, B_DIRECT: true } },
+  { name: 'linear 90x256x96 GELU, 64x128 tiles of 4x4 per subgroup, direct B', shape: { M: 90, N: 256, K: 96 }, bias: true, activation: 2,
+    sgmat: { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128, B_DIRECT: true } },
+  { name: 'linear 100x64x320 split-K 3, one subgroup of 4x4, direct B', shape: { M: 100, N: 64, K: 320 }, bias: true,
+    overrides: { SPLIT_K: 3 }, sgmat: { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, B_DIRECT: true, SPLIT_K: 3 } },
+  { name: 'linear 2x40x64 SiLU, one fragment, staged B', shape: { M: 2, N: 40, K: 64 }, bias: true, activation: 1,
+    sgmat: { SGM: 1, SGN: 1, FM: 1, FN: 1, BM: 16, BN: 16 } },
+  { name: 'linear 150x72x96, 128x64 tiles, staged B (N not a tile multiple)', shape: { M: 150, N: 72, K: 96 },
+    bias: true, sgmat: { SGM: 2, SGN: 2, FM: 4, FN: 2, BM: 128, BN: 64, BK: 16 } },
+  { name: 'batched 2x(77x64x64), per-batch weights, direct B', shape: { M: 77, N: 64, K: 64, batch: 2, sharedWeight: false },
+    sgmat: { SGM: 1, SGN: 2, FM: 2, FN: 2, BM: 32, BN: 64, B_DIRECT: true } },
   // 70000 one-thread workgroups of 4x4 tiles: the tile rows fold into (y, z) past 65535.
   { name: 'batched 70000x(3x3x5), folded grid', shape: { M: 3, N: 3, K: 5, batch: 70000, sharedWeight: false },
     overrides: { BM: 4, BN: 4, TM: 4, TN: 4, BK: 1 }, folded: true },

@@ -126,9 +126,9 @@ const std::vector<ParamField>& matmul_params() {
 // conv2d_nhwc, plus a suffix), tile constants, output tile, workgroup and splits of K. f32:
 // register tiles of 4x4 per thread on 64x64 tiles. f16: the same, reading a weight B stored in
 // f16 (`_f16`; so do the subgroup-matrix tier's GEMMs that its own kernels do not take).
-// subgroup-matrix: 16x16x16 f16 -> f32 fragments, 2x2 per subgroup of 32, on 2x2 subgroups (64x64
-// tiles), or one subgroup (32x32) for outputs of fewer than 64 rows; operands read four k at a
-// time, so `vec4_operands` (K and C multiples of 4) is required, and B must be a weight
+// subgroup-matrix: 16x16x16 f16 -> f32 fragments on the tile sgmat_tile picks, B's fragments read
+// straight from storage (B_DIRECT) where the tile divides N and the step K; operands read four k
+// at a time, so `vec4_operands` (K and C multiples of 4) is required, and B must be a weight
 // (`b_is_weight`: held in f16, as the kernels read it).
 // Every tier splits K (split-K) where the tiles leave the GPU short of two workgroups per
 // multiprocessor (264: an H100's or H200's 132), for about twice that many workgroups, each split
@@ -144,39 +144,83 @@ struct GemmKernel {
 };
 
 // The splits of K for `tiles` output tiles of `outputs` f32 values whose workspace (one f32 per
-// output per split) must fit `max_workspace_bytes`.
+// output per split) must fit `max_workspace_bytes`: about `target` workgroups in all.
 std::int64_t gemm_splits(std::int64_t tiles, std::int64_t outputs, std::int64_t K, std::int64_t bk,
-                         std::int64_t max_workspace_bytes) {
+                         std::int64_t max_workspace_bytes, std::int64_t target = 528) {
   constexpr std::int64_t kFilledGpu = 264, kMinSteps = 8;
   if (tiles >= kFilledGpu) return 1;
   const std::int64_t split =
-      std::min({ceil_div(2 * kFilledGpu, tiles), K / (kMinSteps * bk), max_workspace_bytes / (4 * outputs)});
+      std::min({ceil_div(target, tiles), K / (kMinSteps * bk), max_workspace_bytes / (4 * outputs)});
   return std::max<std::int64_t>(1, split);
+}
+
+// The subgroup-matrix tier's tile for an M x N x K GEMM: SGM x SGN subgroups of FM x FN 16x16
+// fragments, BK deep, and whether B's fragments come straight from storage (B_DIRECT: the tile
+// must divide N and BK the depth). From the H100 sweep (bench/kernels.mjs --tune, 2026-12-07):
+// from 2048 rows (the UNet's 64x64 and 32x32 latents, the VAE) one subgroup of 4 x 4 fragments a
+// workgroup, two side by side where N allows 128 columns and the rows are many (VAE convolutions
+// 65 vs 51 TFLOP/s); below that 2 x 2 subgroups, of 4 x 2 fragments where the 64x64 tiles would
+// number 528 or more (the 16x16 latents' GEGLU projection, 48 vs 34 TFLOP/s), else 2 x 2 with
+// split-K; one subgroup of 2 x 2 below 64 rows (the time embedding's 2). Staged B keeps 2 x 2
+// fragments (its tiles fit 16 KiB of workgroup memory).
+struct SgmatTile {
+  std::int64_t sgm, sgn, fm, fn, bk = 32;
+  bool b_direct = false;
+  std::int64_t bm() const { return sgm * fm * 16; }
+  std::int64_t bn() const { return sgn * fn * 16; }
+};
+
+SgmatTile sgmat_tile(std::int64_t M, std::int64_t N, std::int64_t K) {
+  const auto direct = [&](const SgmatTile& tile) { return N % tile.bn() == 0 && K % tile.bk == 0; };
+  SgmatTile tile{2, 2, 2, 2};
+  if (M >= 2048) {
+    tile = M >= 8192 && N % 128 == 0 ? SgmatTile{1, 2, 4, 4} : SgmatTile{1, 1, 4, 4};
+  } else if (M >= 128 && ceil_div(M, 64) * ceil_div(N, 64) >= 528) {
+    tile = {2, 2, 4, 2};
+  } else if (M < 64) {
+    tile = {1, 1, 2, 2};
+  }
+  if (!direct(tile)) tile = M >= 64 ? SgmatTile{2, 2, 2, 2} : SgmatTile{1, 1, 2, 2};
+  tile.b_direct = direct(tile);
+  return tile;
 }
 
 GemmKernel gemm_kernel(const Lowering& how, std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t batch,
                        bool vec4_operands, bool b_is_weight) {
   const std::string& tier = how.tier;
-  if (tier == kSubgroupMatrixTier && vec4_operands && b_is_weight) {
-    constexpr std::int64_t kBK = 32;
-    const std::int64_t subgroups = M >= 64 ? 2 : 1;
-    const std::int64_t tile = 32 * subgroups;
+  // Dawn sizes the weight's binding from the fragment loads (512 bytes): smaller weights (the VAE's
+  // 4x4 post_quant_conv) take the f16 tier's kernel.
+  if (tier == kSubgroupMatrixTier && vec4_operands && b_is_weight && N * K >= 256) {
+    constexpr std::int64_t kFragment = 16;
+    const SgmatTile t = sgmat_tile(M, N, K);
+    const std::int64_t bm = t.bm(), bn = t.bn();
+    // Splits counted in workgroups of 4 subgroups, for about 264 of them (the 16x16 latents'
+    // 1280-channel convolutions: 28 TFLOP/s in 2 splits, 19 in 4; the 8x8 ones best in 8); none
+    // where K is shallow and every multiprocessor already has a tile (the 64x64 latents'
+    // convolutions ran 48 TFLOP/s unsplit, 42 in 4 splits).
+    const std::int64_t tiles = ceil_div(ceil_div(M, bm) * ceil_div(N, bn) * batch * t.sgm * t.sgn, 4);
     const std::int64_t split =
-        gemm_splits(ceil_div(M, tile) * ceil_div(N, tile) * batch, M * N * batch, K, kBK, how.max_buffer_bytes);
+        K < 4096 && tiles >= 132 ? 1 : gemm_splits(tiles, M * N * batch, K, t.bk, how.max_buffer_bytes, 264);
+    const auto u32 = [](const char* name, std::int64_t value) {
+      return WgslConstant{name, "u32", static_cast<double>(value)};
+    };
     return {"_sgmat",
-            {{"SGM", "u32", static_cast<double>(subgroups)},
-             {"SGN", "u32", static_cast<double>(subgroups)},
-             {"BM", "u32", static_cast<double>(tile)},
-             {"BN", "u32", static_cast<double>(tile)},
-             {"BK", "u32", static_cast<double>(kBK)},
-             {"SG_SIZE", "u32", 32},
-             {"MMA_M", "u32", 16},
-             {"MMA_N", "u32", 16},
-             {"MMA_K", "u32", 16},
-             {"SPLIT_K", "u32", static_cast<double>(split)}},
-            tile,
-            tile,
-            {32, subgroups * subgroups, 1},
+            {u32("SGM", t.sgm),
+             u32("SGN", t.sgn),
+             u32("FM", t.fm),
+             u32("FN", t.fn),
+             u32("BM", bm),
+             u32("BN", bn),
+             u32("BK", t.bk),
+             {"B_DIRECT", "bool", t.b_direct ? 1.0 : 0.0},
+             u32("SG_SIZE", 32),
+             u32("MMA_M", kFragment),
+             u32("MMA_N", kFragment),
+             u32("MMA_K", kFragment),
+             u32("SPLIT_K", split)},
+            bm,
+            bn,
+            {32, t.sgm * t.sgn, 1},
             split};
   }
   constexpr std::int64_t kTile = 64, kBK = 16;

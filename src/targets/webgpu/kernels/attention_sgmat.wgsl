@@ -5,7 +5,9 @@
 // offering f16 -> f32 16x16x16.
 //
 // A workgroup takes SGQ * 16 query rows, one subgroup per 16. q (times scale * log2(e)) is staged
-// once as f16 and held as fragments. Every 32 keys: the threads stage k and v as f16 (zeros past
+// once as f16 in its own region, its fragments loaded again every step (fragments held in
+// variables across the loop went through local memory on the H100; the GEMMs saw the same). Every
+// 32 keys: the threads stage k and v as f16 (zeros past
 // Skv and past the head dimension, padded to a multiple of 16); each subgroup multiplies its q
 // fragments by k's (S = q k^T, 16 x 32 scores in f32), stores S to workgroup memory, where two
 // lanes per row do the online softmax in f32 (running max and sum per row, in registers) and write
@@ -17,9 +19,9 @@
 //   HEAD_DIM: u32 (D), HEAD_DIM_V: u32 (Dv), each at most 64
 //   SGQ: u32 [4] subgroups per workgroup (query rows BQ = 16 * SGQ)
 //   CAUSAL: bool [false]
-// Workgroup memory: 2 * max(BQ * (DP + 8), 32 * (DP + 8 + DPV + 8)) + 4 * SGQ * 16 * max(32, DPV)
-//   + 2 * SGQ * 16 * 40 bytes (DP, DPV: D, Dv rounded up to 16); with SGQ 4: 24 KiB at D 40, 30 KiB
-//   at 64, so the tier asks for maxComputeWorkgroupStorageSize 32768.
+// Workgroup memory: 2 * BQ * (DP + 8) + 2 * 32 * (DP + 8 + DPV + 8) + 4 * SGQ * 16 * max(32, DPV)
+//   + 2 * SGQ * 16 * 40 bytes (DP, DPV: D, Dv rounded up to 16); with SGQ 4: 31 KiB at D 40, so the
+//   family asks for maxComputeWorkgroupStorageSize 32768 (SGQ 2 at D 64).
 // Workgroup size: (32, SGQ). Dispatch: x = ceil(Sq / BQ), (y, z) as attention.wgsl.
 enable f16;
 enable subgroups;
@@ -53,7 +55,8 @@ alias Left = subgroup_matrix_left<f16, F, F>;
 alias Right = subgroup_matrix_right<f16, F, F>;
 alias Result = subgroup_matrix_result<f32, F, F>;
 
-var<workgroup> Stage: array<f16, max(BQ * QST, BKV * (QST + VST))>;  // q, then each step's k and v
+var<workgroup> Qs: array<f16, BQ * QST>;                 // q, scaled
+var<workgroup> Stage: array<f16, BKV * (QST + VST)>;     // each step's k and v
 var<workgroup> Sc: array<f32, SGQ * F * SCW>;
 var<workgroup> Ps: array<f16, SGQ * F * PST>;
 
@@ -89,18 +92,9 @@ fn attention(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     let d = e % DP;
     var val = 0.0;
     if (i < Sq && d < HEAD_DIM) { val = q[qbase + i * params.q_ss + d] * c; }
-    Stage[(e / DP) * QST + d] = f16(val);
+    Qs[(e / DP) * QST + d] = f16(val);
   }
-  workgroupBarrier();
   let qrow = sg * F * QST;
-  let q0 = subgroupMatrixLoad<Left, row_major>(&Stage, qrow, QST);
-  var q1 = Left();
-  var q2 = Left();
-  var q3 = Left();
-  if (QF > 1u) { q1 = subgroupMatrixLoad<Left, row_major>(&Stage, qrow + F, QST); }
-  if (QF > 2u) { q2 = subgroupMatrixLoad<Left, row_major>(&Stage, qrow + 2u * F, QST); }
-  if (QF > 3u) { q3 = subgroupMatrixLoad<Left, row_major>(&Stage, qrow + 3u * F, QST); }
-  workgroupBarrier();
 
   // This lane's row of the subgroup's 16 and its half of the columns.
   let r = lane / 2u;
@@ -138,19 +132,10 @@ fn attention(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     // S = q k^T for keys kv0 .. kv0 + 31: two fragments.
     var s0 = Result();
     var s1 = Result();
-    s0 = subgroupMatrixMultiplyAccumulate(q0, k_fragment(0u, 0u), s0);
-    s1 = subgroupMatrixMultiplyAccumulate(q0, k_fragment(F, 0u), s1);
-    if (QF > 1u) {
-      s0 = subgroupMatrixMultiplyAccumulate(q1, k_fragment(0u, F), s0);
-      s1 = subgroupMatrixMultiplyAccumulate(q1, k_fragment(F, F), s1);
-    }
-    if (QF > 2u) {
-      s0 = subgroupMatrixMultiplyAccumulate(q2, k_fragment(0u, 2u * F), s0);
-      s1 = subgroupMatrixMultiplyAccumulate(q2, k_fragment(F, 2u * F), s1);
-    }
-    if (QF > 3u) {
-      s0 = subgroupMatrixMultiplyAccumulate(q3, k_fragment(0u, 3u * F), s0);
-      s1 = subgroupMatrixMultiplyAccumulate(q3, k_fragment(F, 3u * F), s1);
+    for (var f = 0u; f < QF; f++) {
+      let qf = subgroupMatrixLoad<Left, row_major>(&Qs, qrow + f * F, QST);
+      s0 = subgroupMatrixMultiplyAccumulate(qf, k_fragment(0u, f * F), s0);
+      s1 = subgroupMatrixMultiplyAccumulate(qf, k_fragment(F, f * F), s1);
     }
     subgroupMatrixStore<row_major>(&Sc, sbase, s0, SCW);
     subgroupMatrixStore<row_major>(&Sc, sbase + F, s1, SCW);

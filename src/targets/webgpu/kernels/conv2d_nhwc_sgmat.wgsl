@@ -1,12 +1,13 @@
 // conv2d_nhwc_sgmat: conv2d_nhwc's contract (conv2d_nhwc.wgsl: the same operation, weight layout
 // [O, KH, KW, C], bindings, Params and dispatch) as an implicit GEMM on tensor cores through
-// subgroup matrices: the input (f32 storage) and the weight (f16 storage: the tier keeps weights
-// in f16) staged in workgroup memory as f16 (the im2col gather and the zero padding happen in the
-// staging), f32 accumulation and epilogue. Features as matmul_sgmat. Input
+// subgroup matrices: the input (f32 storage) staged in workgroup memory as f16 (the im2col gather
+// and the zero padding happen in the staging), the weight (f16 storage: the tier keeps weights in
+// f16) staged too or read straight from storage as fragments (B_DIRECT: BN must divide O and BK
+// the depth KH * KW * C), f32 accumulation and epilogue. Features as matmul_sgmat. Input
 // and weight are read four channels at a time: C must be a multiple of 4 (the compiler uses
 // conv2d_nhwc for the others).
 //
-// Constants: as matmul_sgmat (SGM, SGN, BM, BN, BK, SG_SIZE, MMA_M, MMA_N, MMA_K, SPLIT_K,
+// Constants: as matmul_sgmat (SGM, SGN, FM, FN, BM, BN, BK, B_DIRECT, SG_SIZE, MMA_M, MMA_N, MMA_K, SPLIT_K,
 //   HAS_BIAS [true], HAS_RESIDUAL, ACTIVATION), with the same rules.
 // Workgroup size: (SG_SIZE, SGM * SGN). Bindings and launches: conv2d_nhwc's with these BM, BN.
 enable f16;
@@ -16,7 +17,7 @@ enable chromium_experimental_subgroup_matrix;
 diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
-alias WeightOperand = vec4<f16>;  // the tier's weights are stored f16, never widened
+alias WeightOperand = f16;  // the tier's weights are stored f16, never widened
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings, the entry points)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
@@ -34,7 +35,12 @@ fn load_a(l: u32, r: u32, k: u32) -> Operand {
   return Operand(0.0);
 }
 
-fn load_b(n: u32, k: u32) -> WeightOperand {
-  if (n < params.O && k < params.K) { return weight[(n * params.K + k) / 4u]; }
-  return WeightOperand(0.0);
+fn load_b(n: u32, k: u32) -> vec4<f16> {
+  let i = n * params.K + k;
+  if (n < params.O && k < params.K) { return vec4<f16>(weight[i], weight[i + 1u], weight[i + 2u], weight[i + 3u]); }
+  return vec4<f16>(0.0);
+}
+
+fn b_fragment(n: u32, k: u32) -> RightFragment {
+  return subgroupMatrixLoad<RightFragment, col_major>(&weight, n * params.K + k, params.K);
 }

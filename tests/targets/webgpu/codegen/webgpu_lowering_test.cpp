@@ -81,7 +81,9 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   // The tier holds the weights its GEMMs read in f16 (operand 1: w), never widened.
   EXPECT_EQ(linear.launches[0].f16_weights, (std::vector<int>{1}));
   EXPECT_NE(text.find("var<storage, read_write> w: array<WeightOperand>;"), std::string::npos);
-  EXPECT_NE(text.find("alias WeightOperand = vec4<f16>;"), std::string::npos);
+  EXPECT_NE(text.find("alias WeightOperand = f16;"), std::string::npos);
+  // 96 columns are no multiple of the 64-wide tiles: B staged through workgroup memory.
+  EXPECT_NE(text.find("const B_DIRECT: bool = false;"), std::string::npos);
   const LoweredNode conv = lower_webgpu_node(function, function.nodes()[1], kSubgroupMatrixTier);
   EXPECT_NE(conv.files[0].first.find("conv2d_nhwc_sgmat_"), std::string::npos);
   EXPECT_EQ(conv.launches[0].kernel.entry, "conv2d_nhwc");
@@ -98,25 +100,38 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   // The base tier reads every weight in f32.
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[0]).launches[0].f16_weights.empty());
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[1]).launches[0].f16_weights.empty());
-  // Enough outputs for 2x2 subgroups of 2x2 fragments: 64x64 tiles of 128 threads.
+  // 16384 rows of 1024 columns: two subgroups of 4x4 fragments side by side (64x128 tiles of 64
+  // threads), the weight's fragments read straight from storage.
   const auto big = b.input("big", {DType::kF32, {16, 1024, 64}});
   function.set_outputs({b.op("linear", {big, b.weight("w2", {1024, 64})})});
   const LoweredNode wide = lower_webgpu_node(function, function.nodes()[2], kSubgroupMatrixTier);
-  EXPECT_EQ(wide.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 4, 1}));
-  EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{16, 256, 1}));
+  EXPECT_EQ(wide.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 2, 1}));
+  EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{8, 256, 1}));
+  EXPECT_NE(text_of(wide).find("const FM: u32 = 4u;\nconst FN: u32 = 4u;\nconst BM: u32 = 64u;\nconst BN: u32 = 128u;"),
+            std::string::npos);
+  EXPECT_NE(text_of(wide).find("const B_DIRECT: bool = true;"), std::string::npos);
+  // A weight smaller than one fragment (the VAE's 4x4 post_quant_conv) takes the f16 tier's kernel:
+  // Dawn sizes the subgroup-matrix kernels' weight binding from their fragment loads.
+  const auto latent = b.input("latent", {DType::kF32, {1, 64, 64, 4}});
+  function.set_outputs({b.op("conv2d_nhwc", {latent, b.weight("pq", {4, 4, 1, 1}), b.weight("pqb", {4})},
+                             {{"stride", std::int64_t{1}}, {"padding", std::int64_t{0}}})});
+  EXPECT_NE(lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier)
+                .files[0]
+                .first.find("kernels/conv2d_nhwc_f16_"),
+            std::string::npos);
   // Operands read four k at a time: K = 30 keeps the register tiles, reading the weight in f16.
   const auto odd = b.input("odd", {DType::kF32, {4, 30}});
   function.set_outputs({b.op("linear", {odd, b.weight("w3", {8, 30})})});
   EXPECT_NE(
-      lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("kernels/matmul_f16_"),
+      lower_webgpu_node(function, function.nodes()[4], kSubgroupMatrixTier).files[0].first.find("kernels/matmul_f16_"),
       std::string::npos);
-  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[3], kSubgroupMatrixTier).files[0].first.find("_sgmat_"),
+  EXPECT_EQ(lower_webgpu_node(function, function.nodes()[4], kSubgroupMatrixTier).files[0].first.find("_sgmat_"),
             std::string::npos);
   // a @ b^T of two activations keeps the f32 kernel: only weights are held in f16.
   const auto a = b.input("a", {DType::kF32, {2, 256, 64}});
   const auto bt = b.input("bt", {DType::kF32, {2, 256, 64}});
   function.set_outputs({b.op("matmul", {a, bt}, {{"transpose_b", std::int64_t{1}}})});
-  const LoweredNode activations = lower_webgpu_node(function, function.nodes()[4], kSubgroupMatrixTier);
+  const LoweredNode activations = lower_webgpu_node(function, function.nodes()[5], kSubgroupMatrixTier);
   EXPECT_EQ(activations.files[0].first.find("_sgmat_"), std::string::npos);
   EXPECT_TRUE(activations.launches[0].f16_weights.empty());
   // The base tier keeps the register-tiled templates.
@@ -134,23 +149,25 @@ TEST(WebGpuLowering, SmallGemmsSplitKOverAWorkspaceInEveryTier) {
   for (const char* tier : {kF32Tier, kF16Tier, kSubgroupMatrixTier}) {
     SCOPED_TRACE(tier);
     const LoweredNode lowered = lower_webgpu_node(function, function.nodes()[0], tier);
-    // 128 x 1280 outputs are 40 tiles of 64x64: K = 11520 in 14 splits for about 528 workgroups.
+    // 128 x 1280 outputs are 40 tiles of 64x64: K = 11520 in 14 splits for about 528 workgroups,
+    // or in the subgroup-matrix tier 7 for about 264.
+    const std::int64_t splits = std::string(tier) == kSubgroupMatrixTier ? 7 : 14;
     ASSERT_EQ(lowered.launches.size(), 2u);
     const passes::NodeLaunch& partial = lowered.launches[0];
     const passes::NodeLaunch& reduce = lowered.launches[1];
     EXPECT_EQ(partial.kernel.entry, "conv2d_nhwc");
-    EXPECT_EQ(partial.dispatch, (std::array<std::int64_t, 3>{20, 28, 1}));  // 2 tile rows x 14 splits
+    EXPECT_EQ(partial.dispatch, (std::array<std::int64_t, 3>{20, 2 * splits, 1}));  // 2 tile rows x splits
     EXPECT_EQ(reduce.kernel.entry, "splitk_reduce");
     EXPECT_EQ(reduce.kernel.workgroup_size, (std::array<std::int64_t, 3>{256, 1, 1}));
     EXPECT_EQ(reduce.dispatch, (std::array<std::int64_t, 3>{640, 1, 1}));
     for (const auto& launch : lowered.launches) {
       EXPECT_EQ(launch.operands, (std::vector<int>{0, 1, 2, 3, passes::kWorkspaceOperand}));
-      EXPECT_EQ(launch.workspace_bytes, 4 * 14 * 128 * 1280);
+      EXPECT_EQ(launch.workspace_bytes, 4 * splits * 128 * 1280);
     }
     EXPECT_EQ(partial.kernel.bindings.back(), Access::kWrite);
     EXPECT_EQ(reduce.kernel.bindings.back(), Access::kRead);
     const std::string& text = text_of(lowered);
-    EXPECT_NE(text.find("const SPLIT_K: u32 = 14u;"), std::string::npos);
+    EXPECT_NE(text.find("const SPLIT_K: u32 = " + std::to_string(splits) + "u;"), std::string::npos);
     EXPECT_NE(text.find("@group(0) @binding(4) var<storage, read_write> workspace"), std::string::npos);
     EXPECT_NE(text.find("@group(0) @binding(5) var<uniform> params"), std::string::npos);
   }

@@ -1,28 +1,32 @@
 // Shared tile machinery of the subgroup-matrix GEMMs (matmul_sgmat, conv2d_nhwc_sgmat): a
-// workgroup computes a BM x BN output tile with SGM x SGN subgroups, each 2 x 2 fragments of
+// workgroup computes a BM x BN output tile with SGM x SGN subgroups, each FM x FN fragments of
 // MMA_M x MMA_N f32 results (subgroup_matrix_result) on f16 operands (tensor cores on NVIDIA).
-// Every BK-deep step, the threads stage the step's A (BM x BK) and B (BN x BK, both k-contiguous)
-// from storage into workgroup memory as f16, four consecutive k per vec4 load, prefetching the
-// next step into registers meanwhile, in the operands' storage types: converting A to f16 at the
-// load would wait for the load before the step's multiplications (on an H100 that halved the
-// linear layers' speed), converting it when staging does not; each subgroup then loads its fragments from there. Staging
-// is what lets A be anything (an implicit im2col for convolutions, zero padding, edges that are no
-// multiple of the tile): subgroup-matrix loads take whole fragments at subgroup-uniform offsets.
+// A (activations, f32 in storage, for convolutions an implicit im2col with zero padding) is
+// staged: every BK-deep step, the threads copy the step's BM x BK slice from storage into
+// workgroup memory as f16, four consecutive k per vec4 load, prefetching the next step into
+// registers meanwhile in the storage type (converting at the load would wait for it before the
+// step's multiplications: on an H100 that halved the linear layers' speed). B (the weight, [N, K],
+// f16 in storage) is either staged the same way, or with B_DIRECT read by each subgroup straight
+// from storage as whole fragments (subgroup-matrix loads need subgroup-uniform offsets and whole
+// fragments inside the buffer: the compiler sets B_DIRECT only where BN divides N and BK divides
+// K). Direct loads halve the workgroup-memory stores per step, the cost that bounded the staged
+// kernels (the probe's direct-load GEMM reached 74 TFLOP/s on an H200, staged ones at most 46).
 // The fragments are named variables, not an array: indexed arrays of subgroup matrices went
-// through local memory on the H200 (5x slower).
+// through local memory on the H200 (5x slower); each FM x FN has its own tile function.
 //
 // The including template defines, besides the constants below:
 //   fn a_depth(k: u32)                 once per step with the thread's k (a multiple of 4; may cache per-k state)
 //   fn load_a(l: u32, r: u32, k: u32) -> Operand  A at the tile's row r (the thread's l-th: r = lr + l * RSTEP),
 //                                      depths k..k+3; 0 outside M and K (Operand: vec4<f32>)
-//   fn load_b(n: u32, k: u32) -> WeightOperand  B (the weight [N, K]) at column n, depths k..k+3; 0 outside
-//                                      N and K (WeightOperand: vec4<f16>)
+//   fn load_b(n: u32, k: u32) -> vec4<f16>  B (the weight [N, K]) at column n, depths k..k+3; 0 outside N and K
+//   fn b_fragment(n: u32, k: u32) -> RightFragment  B's fragment at columns n.., depths k.. from storage
 //   fn store_out(m: u32, n: u32, v: f32)  the epilogue of one output (bias, activation, residual, bounds)
 // gemm_tile(m0, n0, k_begin, k_end, lid) sums over depths [k_begin, k_end): all of K, or one
 // split of it (split-K: each split's partial sums go to a workspace, a second launch adds them).
-// Constants: BM = SGM * 2 * MMA_M, BN = SGN * 2 * MMA_N, BK (a multiple of MMA_K and of 4), SGM,
-// SGN (subgroups along M and N), SG_SIZE (the adapter's subgroup size: a workgroup is SG_SIZE x
-// (SGM * SGN) invocations, each row one subgroup), MMA_M, MMA_N, MMA_K (the adapter's f16 -> f32
+// Constants: SGM, SGN (subgroups along M and N), FM x FN (fragments per subgroup along M and N: 1 x 1,
+// 2 x 2, 4 x 2 or 4 x 4), BM = SGM * FM * MMA_M, BN = SGN * FN * MMA_N, BK (a multiple of MMA_K and of 4),
+// B_DIRECT, SG_SIZE (the adapter's subgroup size: a workgroup is SG_SIZE x (SGM * SGN)
+// invocations, each row one subgroup), MMA_M, MMA_N, MMA_K (the adapter's f16 -> f32
 // configuration; 16 on NVIDIA).
 
 const WGX: u32 = SG_SIZE;             // the workgroup: one subgroup per row
@@ -30,16 +34,22 @@ const WGY: u32 = SGM * SGN;
 const NT: u32 = WGX * WGY;
 const KV: u32 = BK / 4u;              // vec4s per staged row
 const LA: u32 = BM * KV / NT;         // A vec4s each thread stages per step
-const LB: u32 = BN * KV / NT;         // B vec4s each thread stages per step
+const LB: u32 = select(BN * KV / NT, 1u, B_DIRECT);  // B vec4s each thread stages per step (none if direct)
 const RSTEP: u32 = NT / KV;           // rows one staging round covers
 const AST: u32 = BK + 8u;             // row stride of the staged tiles in halves (16 bytes of padding)
+
+alias LeftFragment = subgroup_matrix_left<f16, MMA_K, MMA_M>;
+alias RightFragment = subgroup_matrix_right<f16, MMA_N, MMA_K>;
+alias ResultFragment = subgroup_matrix_result<f32, MMA_N, MMA_M>;
 
 // The thread's first staged row (then every RSTEP rows); its k within a step is 4 * (t % KV).
 fn staging_row(lid: vec3<u32>) -> u32 { return (lid.y * WGX + lid.x) / KV; }
 
-var<workgroup> As: array<f16, BM * AST>;                   // As[m][k]
-var<workgroup> Bs: array<f16, BN * AST>;                   // Bs[n][k]
-var<workgroup> Cs: array<f32, SGM * SGN * MMA_M * MMA_N>;  // one result fragment per subgroup
+var<workgroup> As: array<f16, BM * AST>;                          // As[m][k]
+// Bs[n][k]; unused if direct, yet its loads (in a branch the constant rules out) are validated
+// against its size: one fragment's worth then.
+var<workgroup> Bs: array<f16, select(BN, MMA_N, B_DIRECT) * AST>;
+var<workgroup> Cs: array<f32, SGM * SGN * MMA_M * MMA_N>;         // one result fragment per subgroup
 
 fn stage_a(row: u32, kq: u32, a: Operand) {
   let v = vec4<f16>(a);
@@ -50,8 +60,7 @@ fn stage_a(row: u32, kq: u32, a: Operand) {
   As[o + 3u] = v.w;
 }
 
-fn stage_b(row: u32, kq: u32, b: WeightOperand) {
-  let v = vec4<f16>(b);
+fn stage_b(row: u32, kq: u32, v: vec4<f16>) {
   let o = row * AST + kq * 4u;
   Bs[o] = v.x;
   Bs[o + 1u] = v.y;
@@ -59,8 +68,19 @@ fn stage_b(row: u32, kq: u32, b: WeightOperand) {
   Bs[o + 3u] = v.w;
 }
 
+// A's fragment at the tile's row m (staged), B's at the tile's column n (n0 its first) and the
+// step's depth k0 + kk.
+fn fragment_a(m: u32, kk: u32) -> LeftFragment {
+  return subgroupMatrixLoad<LeftFragment, row_major>(&As, m * AST + kk, AST);
+}
+
+fn fragment_b(n0: u32, n: u32, k0: u32, kk: u32) -> RightFragment {
+  if (B_DIRECT) { return b_fragment(n0 + n, k0 + kk); }
+  return subgroupMatrixLoad<RightFragment, col_major>(&Bs, n * AST + kk, AST);
+}
+
 // One result fragment through this subgroup's slice of Cs, then out element by element.
-fn store_fragment(c: subgroup_matrix_result<f32, MMA_N, MMA_M>, cbase: u32, m0: u32, n0: u32, lane: u32) {
+fn store_fragment(c: ResultFragment, cbase: u32, m0: u32, n0: u32, lane: u32) {
   subgroupMatrixStore<row_major>(&Cs, cbase, c, MMA_N);
   workgroupBarrier();
   for (var e = lane; e < MMA_M * MMA_N; e += SG_SIZE) {
@@ -69,43 +89,90 @@ fn store_fragment(c: subgroup_matrix_result<f32, MMA_N, MMA_M>, cbase: u32, m0: 
   workgroupBarrier();
 }
 
+// The staging registers: the thread's share of the next step, in the operands' storage types.
+var<private> ra: array<Operand, LA>;
+var<private> rb: array<vec4<f16>, LB>;
+
+// A subgroup's place in the workgroup's tile and the thread's in the staging. The depths
+// [k_begin, k_end) travel beside it as their own arguments: the loops over them hold barriers, and
+// a struct with any non-uniform member is non-uniform as a whole.
+struct Tile {
+  m0: u32, n0: u32,
+  sm0: u32, sn0: u32,  // the subgroup's first row and column in the tile
+  cbase: u32,          // its slice of Cs
+  kq: u32, lr: u32,    // the thread's vec4 within a staged row, its first staged row
+  lane: u32,
+}
+
+// The thread's share of the step at depth k0, depths k..k+3, into registers (zeros at and past k_end).
+fn prefetch(t: Tile, k0: u32, k_end: u32) {
+  let k = k0 + t.kq * 4u;
+  a_depth(k);
+  for (var l = 0u; l < LA; l++) { ra[l] = select(Operand(0.0), load_a(l, t.lr + l * RSTEP, k), k < k_end); }
+  if (!B_DIRECT) {
+    for (var l = 0u; l < LB; l++) { rb[l] = select(vec4<f16>(0.0), load_b(t.n0 + t.lr + l * RSTEP, k), k < k_end); }
+  }
+}
+
+// The step at k0 into workgroup memory, then the next one's loads begun.
+fn begin_step(t: Tile, k0: u32, k_end: u32) {
+  for (var l = 0u; l < LA; l++) { stage_a(t.lr + l * RSTEP, t.kq, ra[l]); }
+  if (!B_DIRECT) {
+    for (var l = 0u; l < LB; l++) { stage_b(t.lr + l * RSTEP, t.kq, rb[l]); }
+  }
+  workgroupBarrier();
+  if (k0 + BK < k_end) { prefetch(t, k0 + BK, k_end); }
+}
+
 fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
   // One subgroup per row of the workgroup; broadcast makes the index visibly subgroup-uniform.
   let sg = subgroupBroadcastFirst(lid.y);
-  let sm0 = (sg / SGN) * 2u * MMA_M;
-  let sn0 = (sg % SGN) * 2u * MMA_N;
-  let kq = (lid.y * WGX + lid.x) % KV;
-  let lr = staging_row(lid);
+  let t = Tile(m0, n0, (sg / SGN) * FM * MMA_M, (sg % SGN) * FN * MMA_N, sg * MMA_M * MMA_N,
+               (lid.y * WGX + lid.x) % KV, staging_row(lid), lid.x);
+  // One function per fragment shape, each holding only its accumulators: declared together, the
+  // unused ones still took registers (the 2 x 2 tiles ran 30% slower beside 16 of them).
+  if (FM == 4u && FN == 4u) {
+    tile_4x4(t, k_begin, k_end);
+  } else if (FM == 4u) {
+    tile_4x2(t, k_begin, k_end);
+  } else if (FM == 2u) {
+    tile_2x2(t, k_begin, k_end);
+  } else {
+    tile_1x1(t, k_begin, k_end);
+  }
+}
 
-  var ra: array<Operand, LA>;
-  var rb: array<WeightOperand, LB>;
-  var c00 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
-  var c01 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
-  var c10 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
-  var c11 = subgroup_matrix_result<f32, MMA_N, MMA_M>();
+// Fragment (i, j) of the subgroup's results out.
+fn store_at(c: ResultFragment, t: Tile, i: u32, j: u32) {
+  store_fragment(c, t.cbase, t.m0 + t.sm0 + i * MMA_M, t.n0 + t.sn0 + j * MMA_N, t.lane);
+}
 
-  // The thread's share of a step, depths k..k+3, into registers (zeros at and past k_end).
-  var k = k_begin + kq * 4u;
-  a_depth(k);
-  for (var l = 0u; l < LA; l++) { ra[l] = select(Operand(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
-  for (var l = 0u; l < LB; l++) { rb[l] = select(WeightOperand(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
+fn tile_1x1(t: Tile, k_begin: u32, k_end: u32) {
+  var c00 = ResultFragment();
+  prefetch(t, k_begin, k_end);
   for (var k0 = k_begin; k0 < k_end; k0 += BK) {
-    for (var l = 0u; l < LA; l++) { stage_a(lr + l * RSTEP, kq, ra[l]); }
-    for (var l = 0u; l < LB; l++) { stage_b(lr + l * RSTEP, kq, rb[l]); }
-    workgroupBarrier();
-    if (k0 + BK < k_end) {
-      k = k0 + BK + kq * 4u;
-      a_depth(k);
-      for (var l = 0u; l < LA; l++) { ra[l] = select(Operand(0.0), load_a(l, lr + l * RSTEP, k), k < k_end); }
-      for (var l = 0u; l < LB; l++) { rb[l] = select(WeightOperand(0.0), load_b(n0 + lr + l * RSTEP, k), k < k_end); }
-    }
+    begin_step(t, k0, k_end);
     for (var kk = 0u; kk < BK; kk += MMA_K) {
-      let a0 = subgroupMatrixLoad<subgroup_matrix_left<f16, MMA_K, MMA_M>, row_major>(&As, sm0 * AST + kk, AST);
-      let a1 = subgroupMatrixLoad<subgroup_matrix_left<f16, MMA_K, MMA_M>, row_major>(
-          &As, (sm0 + MMA_M) * AST + kk, AST);
-      let b0 = subgroupMatrixLoad<subgroup_matrix_right<f16, MMA_N, MMA_K>, col_major>(&Bs, sn0 * AST + kk, AST);
-      let b1 = subgroupMatrixLoad<subgroup_matrix_right<f16, MMA_N, MMA_K>, col_major>(
-          &Bs, (sn0 + MMA_N) * AST + kk, AST);
+      c00 = subgroupMatrixMultiplyAccumulate(fragment_a(t.sm0, kk), fragment_b(t.n0, t.sn0, k0, kk), c00);
+    }
+    workgroupBarrier();
+  }
+  store_at(c00, t, 0u, 0u);
+}
+
+fn tile_2x2(t: Tile, k_begin: u32, k_end: u32) {
+  var c00 = ResultFragment();
+  var c01 = ResultFragment();
+  var c10 = ResultFragment();
+  var c11 = ResultFragment();
+  prefetch(t, k_begin, k_end);
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
+    begin_step(t, k0, k_end);
+    for (var kk = 0u; kk < BK; kk += MMA_K) {
+      let a0 = fragment_a(t.sm0, kk);
+      let a1 = fragment_a(t.sm0 + MMA_M, kk);
+      let b0 = fragment_b(t.n0, t.sn0, k0, kk);
+      let b1 = fragment_b(t.n0, t.sn0 + MMA_N, k0, kk);
       c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
       c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
       c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
@@ -113,10 +180,114 @@ fn gemm_tile(m0: u32, n0: u32, k_begin: u32, k_end: u32, lid: vec3<u32>) {
     }
     workgroupBarrier();
   }
+  store_at(c00, t, 0u, 0u);
+  store_at(c01, t, 0u, 1u);
+  store_at(c10, t, 1u, 0u);
+  store_at(c11, t, 1u, 1u);
+}
 
-  let cbase = sg * MMA_M * MMA_N;
-  store_fragment(c00, cbase, m0 + sm0, n0 + sn0, lid.x);
-  store_fragment(c01, cbase, m0 + sm0, n0 + sn0 + MMA_N, lid.x);
-  store_fragment(c10, cbase, m0 + sm0 + MMA_M, n0 + sn0, lid.x);
-  store_fragment(c11, cbase, m0 + sm0 + MMA_M, n0 + sn0 + MMA_N, lid.x);
+fn tile_4x2(t: Tile, k_begin: u32, k_end: u32) {
+  var c00 = ResultFragment();
+  var c01 = ResultFragment();
+  var c10 = ResultFragment();
+  var c11 = ResultFragment();
+  var c20 = ResultFragment();
+  var c21 = ResultFragment();
+  var c30 = ResultFragment();
+  var c31 = ResultFragment();
+  prefetch(t, k_begin, k_end);
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
+    begin_step(t, k0, k_end);
+    for (var kk = 0u; kk < BK; kk += MMA_K) {
+      let b0 = fragment_b(t.n0, t.sn0, k0, kk);
+      let b1 = fragment_b(t.n0, t.sn0 + MMA_N, k0, kk);
+      let a0 = fragment_a(t.sm0, kk);
+      c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
+      c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
+      let a1 = fragment_a(t.sm0 + MMA_M, kk);
+      c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
+      c11 = subgroupMatrixMultiplyAccumulate(a1, b1, c11);
+      let a2 = fragment_a(t.sm0 + 2u * MMA_M, kk);
+      c20 = subgroupMatrixMultiplyAccumulate(a2, b0, c20);
+      c21 = subgroupMatrixMultiplyAccumulate(a2, b1, c21);
+      let a3 = fragment_a(t.sm0 + 3u * MMA_M, kk);
+      c30 = subgroupMatrixMultiplyAccumulate(a3, b0, c30);
+      c31 = subgroupMatrixMultiplyAccumulate(a3, b1, c31);
+    }
+    workgroupBarrier();
+  }
+  store_at(c00, t, 0u, 0u);
+  store_at(c01, t, 0u, 1u);
+  store_at(c10, t, 1u, 0u);
+  store_at(c11, t, 1u, 1u);
+  store_at(c20, t, 2u, 0u);
+  store_at(c21, t, 2u, 1u);
+  store_at(c30, t, 3u, 0u);
+  store_at(c31, t, 3u, 1u);
+}
+
+fn tile_4x4(t: Tile, k_begin: u32, k_end: u32) {
+  var c00 = ResultFragment();
+  var c01 = ResultFragment();
+  var c02 = ResultFragment();
+  var c03 = ResultFragment();
+  var c10 = ResultFragment();
+  var c11 = ResultFragment();
+  var c12 = ResultFragment();
+  var c13 = ResultFragment();
+  var c20 = ResultFragment();
+  var c21 = ResultFragment();
+  var c22 = ResultFragment();
+  var c23 = ResultFragment();
+  var c30 = ResultFragment();
+  var c31 = ResultFragment();
+  var c32 = ResultFragment();
+  var c33 = ResultFragment();
+  prefetch(t, k_begin, k_end);
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
+    begin_step(t, k0, k_end);
+    for (var kk = 0u; kk < BK; kk += MMA_K) {
+      let b0 = fragment_b(t.n0, t.sn0, k0, kk);
+      let b1 = fragment_b(t.n0, t.sn0 + MMA_N, k0, kk);
+      let b2 = fragment_b(t.n0, t.sn0 + 2u * MMA_N, k0, kk);
+      let b3 = fragment_b(t.n0, t.sn0 + 3u * MMA_N, k0, kk);
+      let a0 = fragment_a(t.sm0, kk);
+      c00 = subgroupMatrixMultiplyAccumulate(a0, b0, c00);
+      c01 = subgroupMatrixMultiplyAccumulate(a0, b1, c01);
+      c02 = subgroupMatrixMultiplyAccumulate(a0, b2, c02);
+      c03 = subgroupMatrixMultiplyAccumulate(a0, b3, c03);
+      let a1 = fragment_a(t.sm0 + MMA_M, kk);
+      c10 = subgroupMatrixMultiplyAccumulate(a1, b0, c10);
+      c11 = subgroupMatrixMultiplyAccumulate(a1, b1, c11);
+      c12 = subgroupMatrixMultiplyAccumulate(a1, b2, c12);
+      c13 = subgroupMatrixMultiplyAccumulate(a1, b3, c13);
+      let a2 = fragment_a(t.sm0 + 2u * MMA_M, kk);
+      c20 = subgroupMatrixMultiplyAccumulate(a2, b0, c20);
+      c21 = subgroupMatrixMultiplyAccumulate(a2, b1, c21);
+      c22 = subgroupMatrixMultiplyAccumulate(a2, b2, c22);
+      c23 = subgroupMatrixMultiplyAccumulate(a2, b3, c23);
+      let a3 = fragment_a(t.sm0 + 3u * MMA_M, kk);
+      c30 = subgroupMatrixMultiplyAccumulate(a3, b0, c30);
+      c31 = subgroupMatrixMultiplyAccumulate(a3, b1, c31);
+      c32 = subgroupMatrixMultiplyAccumulate(a3, b2, c32);
+      c33 = subgroupMatrixMultiplyAccumulate(a3, b3, c33);
+    }
+    workgroupBarrier();
+  }
+  store_at(c00, t, 0u, 0u);
+  store_at(c01, t, 0u, 1u);
+  store_at(c02, t, 0u, 2u);
+  store_at(c03, t, 0u, 3u);
+  store_at(c10, t, 1u, 0u);
+  store_at(c11, t, 1u, 1u);
+  store_at(c12, t, 1u, 2u);
+  store_at(c13, t, 1u, 3u);
+  store_at(c20, t, 2u, 0u);
+  store_at(c21, t, 2u, 1u);
+  store_at(c22, t, 2u, 2u);
+  store_at(c23, t, 2u, 3u);
+  store_at(c30, t, 3u, 0u);
+  store_at(c31, t, 3u, 1u);
+  store_at(c32, t, 3u, 2u);
+  store_at(c33, t, 3u, 3u);
 }
