@@ -1,7 +1,8 @@
 // Vectorised float32 loops for the transcendental parts of the CPU kernels (exp in softmax and
 // attention, SiLU, GELU, QuickGELU). With AVX-512 (the build targets the host's ISA, see
 // WEBSD_CPU_ARCH) they use 16-lane polynomial approximations accurate to a few ulp (GELU's erf
-// to 2e-7 absolute); otherwise plain loops over <cmath>. Pure functions: thread-safe; `x` and `y`
+// to 2e-7 absolute), with AVX2 and FMA the same polynomials on 8 lanes; otherwise plain loops over
+// <cmath>. Pure functions: thread-safe; `x` and `y`
 // may be the same array.
 #pragma once
 
@@ -27,8 +28,8 @@ void quick_gelu_map(const float* x, float* y, std::int64_t count);  // x * sigmo
 void gelu_gate_map(const float* hidden, const float* gate, float* out, std::int64_t count);
 
 // Whether the functions above compute exactly the polynomials of the generated kernels
-// (codegen/cpu_kernel_source.cpp), bit for bit: in builds with AVX-512. Elsewhere they call
-// <cmath>, whose results differ from the polynomials' in the last bits.
+// (codegen/cpu_kernel_source.cpp), bit for bit: in builds with AVX-512, or AVX2 and FMA. Elsewhere
+// they call <cmath>, whose results differ from the polynomials' in the last bits.
 bool vector_math_uses_kernel_polynomials();
 
 }  // namespace websd::cpu

@@ -82,7 +82,7 @@ void expect_library_matches_interpreter(bool native) {
     library.run(library.kernel(c.spec.name), pointers(inputs), actual);
     const std::size_t differing =
         expect_close(tensor_values(actual), tensor_values(expected), 1e-6, c.spec.name + (native ? " native" : ""));
-    // Where the interpreter computes the generated kernels' polynomials (AVX-512 builds), the
+    // Where the interpreter computes the generated kernels' polynomials (AVX-512 or AVX2 builds), the
     // results agree bit for bit; elsewhere it calls <cmath> and only the tolerance above holds.
     if (native && !c.libm && cpu::vector_math_uses_kernel_polynomials()) {
       EXPECT_EQ(differing, 0u) << c.spec.name;
