@@ -74,8 +74,8 @@ struct ArtifactBackend::State {
     if (section == nullptr || !section->is_object())
       throw Error("artifact", dir + ": no launch_lists section (rebuild the artifact)");
     const nlohmann::json* tier_lists = tier_launch_lists(tier);
-    for (const auto& [symbol, base_json] : section->items()) {
-      const nlohmann::json* json = &base_json;
+    for (const auto& [symbol, base_json] : in_preparing_order(*section)) {
+      const nlohmann::json* json = base_json;
       if (tier_lists != nullptr) {
         const auto found = tier_lists->find(symbol);
         if (found == tier_lists->end())
@@ -92,6 +92,20 @@ struct ArtifactBackend::State {
       device.prepare(list, runtime::artifact_kernel_files(artifact));
       lists.emplace(symbol, std::move(list));
     }
+  }
+
+  // The launch lists, those a guided txt2img calls first: a device that compiles kernels in the
+  // background (webgpu) has the first image's ready sooner, the others (clip_b1, unet, unet_b1,
+  // vae_encode) following.
+  static std::vector<std::pair<std::string, const nlohmann::json*>> in_preparing_order(const nlohmann::json& section) {
+    std::vector<std::pair<std::string, const nlohmann::json*>> ordered;
+    for (const auto& [symbol, json] : section.items()) ordered.emplace_back(symbol, &json);
+    const auto first_image = [](const std::string& symbol) {
+      const std::string_view role = artifact::symbol_role(symbol);
+      return role == "clip" || role == "unet_cfg" || role.starts_with("vae_decode") || role == "image_to_rgba";
+    };
+    std::stable_partition(ordered.begin(), ordered.end(), [&](const auto& entry) { return first_image(entry.first); });
+    return ordered;
   }
 
   // The launch lists of `tier` (section tier_launch_lists), or null for the base tier's (the first
@@ -219,6 +233,22 @@ struct ArtifactBackend::State {
     return *closest;
   }
 
+  // The functions a run calls, as encode_text, vae_encode, unet/unet_guided and vae_decode pick
+  // them. The decoder first, right after plan_vae_decode asked vae_decode_fit about it (see
+  // CheckpointBackend::check_memory).
+  std::vector<std::string> run_functions(const RunShapes& run) const {
+    const Shape image = run.latents.size() == 4 ? Shape{1, 3, run.latents[2] * info.vae_scale_factor,
+                                                        run.latents[3] * info.vae_scale_factor}
+                                                : Shape{};
+    std::vector<std::string> symbols = {decoder_for(run.decode_tile.value_or(run.latents))};
+    symbols.push_back(
+        function_for(run.text_rows == 2 ? "clip" : "clip_b1", {{run.text_rows, run.tokens}}, "token ids"));
+    if (run.init_image) symbols.push_back(function_for("vae_encode", {*run.init_image}, "image"));
+    symbols.push_back(function_for(run.guided ? "unet_cfg" : "unet_b1", {run.latents}, "latents"));
+    symbols.push_back(function_for("image_to_rgba", {image}, "image"));
+    return symbols;
+  }
+
   // The input types must be the ones the function was built for.
   void check_shapes(const std::string& symbol, const std::vector<Shape>& shapes, const std::string& what) const {
     const runtime::LaunchList& list = list_of(symbol);
@@ -289,24 +319,16 @@ void ArtifactBackend::set_profile(runtime::OpProfile* profile) {
 }
 
 void ArtifactBackend::check_memory(const RunShapes& run) {
-  // The functions a run calls, as encode_text, vae_encode, unet/unet_guided and vae_decode pick them.
-  const Shape image = run.latents.size() == 4 ? Shape{1, 3, run.latents[2] * state_->info.vae_scale_factor,
-                                                      run.latents[3] * state_->info.vae_scale_factor}
-                                              : Shape{};
-  // The decoder first, right after plan_vae_decode asked vae_decode_fit about it (see
-  // CheckpointBackend::check_memory).
-  std::vector<std::string> symbols = {state_->decoder_for(run.decode_tile.value_or(run.latents))};
-  symbols.push_back(
-      state_->function_for(run.text_rows == 2 ? "clip" : "clip_b1", {{run.text_rows, run.tokens}}, "token ids"));
-  if (run.init_image) symbols.push_back(state_->function_for("vae_encode", {*run.init_image}, "image"));
-  symbols.push_back(state_->function_for(run.guided ? "unet_cfg" : "unet_b1", {run.latents}, "latents"));
-  symbols.push_back(state_->function_for("image_to_rgba", {image}, "image"));
-
-  for (const std::string& symbol : symbols) {
+  for (const std::string& symbol : state_->run_functions(run)) {
     const runtime::LaunchList& list = state_->list_of(symbol);
     if (state_->target.require_memory) state_->target.require_memory(list, true, true);
   }
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
+}
+
+void ArtifactBackend::load(const RunShapes& run) {
+  if (state_->residency != Residency::kAllNetworks) return;
+  for (const std::string& symbol : state_->run_functions(run)) state_->executor(symbol);
 }
 
 DecodeFit ArtifactBackend::vae_decode_fit(const Shape& latents) {

@@ -66,6 +66,9 @@ class ArtifactBackend final : public DiffusionBackend {
   // Checks each function the run calls, alone (as Residency::kOneNetwork runs them): its memory
   // plan's arenas, its weights as float32 and the convolutions' workspace.
   void check_memory(const RunShapes& run) override;
+  // Under Residency::kAllNetworks, makes the executors of every function the run calls (their
+  // weights uploaded) now; under kOneNetwork, where each call drops the other networks, nothing.
+  void load(const RunShapes& run) override;
   // Checks the artifact's decoder for `latents` as check_memory does (kNoDecoder: it holds none).
   DecodeFit vae_decode_fit(const Shape& latents) override;
   // submit_encode_text and submit_vae_encode, waited for.

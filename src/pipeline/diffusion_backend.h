@@ -68,6 +68,11 @@ class DiffusionBackend {
   // websd::Error naming the network, what it needs and what is available. A backend that cannot
   // tell accepts every run.
   virtual void check_memory(const RunShapes& run) { (void)run; }
+  // Loads, before the run's first call, what its networks need on the device (executors made,
+  // weights uploaded), where the backend keeps every network loaded anyway: a device that compiles
+  // its kernels in the background (webgpu) then uploads meanwhile rather than after. Others load
+  // each network at its first call, as this default does.
+  virtual void load(const RunShapes& run) { (void)run; }
   // Whether the VAE decoder for `latents` [1, C, h, w] fits in the memory available now, as
   // check_memory would judge it, so that a decode too large for the machine can run in tiles
   // instead (vae_decode_plan.h). A backend that cannot tell says it fits, as this default does.

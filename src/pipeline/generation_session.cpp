@@ -23,6 +23,21 @@ HostTensor divided(HostTensor tensor, double divisor) {
 
 }  // namespace
 
+RunPlan plan_run(DiffusionBackend& backend, const GenerationRequest& request) {
+  const GenerationParams& params = request.params;
+  const ModelInfo& info = backend.info();
+  RunPlan plan;
+  RunShapes& run = plan.shapes;
+  run.guided = guidance_enabled(params.guidance_scale);
+  run.text_rows = run.guided ? 2 : 1;
+  run.tokens = info.max_tokens;
+  run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor, params.width / info.vae_scale_factor};
+  if (request.init_image) run.init_image = Shape{1, 3, params.height, params.width};
+  plan.decode = plan_vae_decode(backend, request.vae_tiling, run.latents);
+  if (plan.decode.tiles) run.decode_tile = plan.decode.tiles->tile_shape();
+  return plan;
+}
+
 GenerationSession::GenerationSession(DiffusionBackend& backend, const ClipTokenizer& tokenizer,
                                      const GenerationRequest& request, schedulers::Scheduler& scheduler,
                                      ProgressCallback progress)
@@ -55,29 +70,22 @@ void GenerationSession::require_nothing_pending(const char* action) const {
 bool GenerationSession::submit_prepare() {
   require_nothing_pending("submit_prepare");
   const GenerationParams& params = request_.params;
-  const ModelInfo& info = backend_.info();
-  const bool guided = guidance_enabled(params.guidance_scale);
   if (!context_) {
     // Every network of the run is checked before the first runs: a decode that cannot fit fails
     // now, not after the denoising steps.
-    RunShapes run;
-    run.guided = guided;
-    run.text_rows = guided ? 2 : 1;
-    run.tokens = info.max_tokens;
-    run.latents = {1, info.latent_channels, params.height / info.vae_scale_factor,
-                   params.width / info.vae_scale_factor};
-    if (request_.init_image) run.init_image = Shape{1, 3, params.height, params.width};
-    decode_plan_ = plan_vae_decode(backend_, request_.vae_tiling, run.latents);
-    if (decode_plan_.tiles) run.decode_tile = decode_plan_.tiles->tile_shape();
+    RunPlan plan = plan_run(backend_, request_);
+    decode_plan_ = std::move(plan.decode);
     if (progress_ && !decode_plan_.note.empty()) {
       ProgressEvent note = event_;
       note.note = decode_plan_.note;
       progress_(note);
     }
-    backend_.check_memory(run);
+    backend_.check_memory(plan.shapes);
+    backend_.load(plan.shapes);
     event_.stage = "encode prompt";
     if (progress_) progress_(event_);
-    prompt_ids_ = prompt_token_ids(info, tokenizer_, params.prompt, params.negative_prompt, guided);
+    prompt_ids_ =
+        prompt_token_ids(backend_.info(), tokenizer_, params.prompt, params.negative_prompt, plan.shapes.guided);
     pending_.push_back(backend_.submit_encode_text(prompt_ids_->ids, prompt_ids_->batch));
     pending_part_ = Part::kPrompt;
     return true;

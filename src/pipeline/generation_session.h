@@ -44,6 +44,15 @@
 
 namespace websd {
 
+// The networks a run of `request` calls, with their inputs' shapes, and how it decodes its images:
+// what submit_prepare checks and loads before the first network runs, and what a page loads ahead
+// of its first request (the web runtime's websd_load_default).
+struct RunPlan {
+  RunShapes shapes;
+  VaeDecodePlan decode;
+};
+RunPlan plan_run(DiffusionBackend& backend, const GenerationRequest& request);
+
 class GenerationSession {
  public:
   // Validates the request (validate_request): a bad one throws websd::Error before any backend call.

@@ -190,6 +190,22 @@ EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress, const char* tier) {
       -1);
 }
 
+EMSCRIPTEN_KEEPALIVE int websd_load_default() {
+  return guarded(
+      [] {
+        Runtime& rt = web_state();
+        if (!rt.backend) throw Error("web", "websd_load_default before websd_open");
+        GenerationRequest request;  // GenerationParams' defaults: guided, the default tiling
+        backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, false, request.params.width,
+                                       request.params.height, "web");
+        const RunPlan plan = plan_run(*rt.backend, request);
+        rt.backend->check_memory(plan.shapes);
+        rt.backend->load(plan.shapes);
+        return 0;
+      },
+      -1);
+}
+
 EMSCRIPTEN_KEEPALIVE int websd_begin(const char* request_json) {
   return guarded(
       [&] {

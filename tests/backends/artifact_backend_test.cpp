@@ -269,6 +269,39 @@ TEST(ArtifactBackend, TheUNetFunctionsShareOneCopyOfTheWeights) {
   EXPECT_EQ(device.imports, 2 * unet_imports + own + text_imports);
 }
 
+// load() uploads, before the first call, the weights of every function a guided txt2img calls
+// (the webgpu runner's uploads then overlap its pipelines' compilation); the calls then import
+// nothing. Under kOneNetwork, where each call drops the other networks, it loads nothing.
+TEST(ArtifactBackend, LoadingARunImportsItsWeightsBeforeTheFirstCall) {
+  RunShapes run;
+  run.guided = true;
+  run.text_rows = 2;
+  const HostTensor pair = test::reference_tensor("expected", "unet.sample");
+  const HostTensor sample({1, pair.shape[1], pair.shape[2], pair.shape[3]},
+                          std::vector<float>(pair.data.begin(), pair.data.begin() + pair.numel() / 2));
+  run.latents = sample.shape;
+  {
+    auto owned = std::make_unique<CountingDevice>();
+    CountingDevice& device = *owned;
+    backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kOneNetwork,
+                                      std::move(owned));
+    run.tokens = backend.info().max_tokens;
+    backend.load(run);
+    EXPECT_EQ(device.imports, 0);
+  }
+  auto owned = std::make_unique<CountingDevice>();
+  CountingDevice& device = *owned;
+  backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kAllNetworks, std::move(owned));
+  backend.load(run);
+  const int loaded = device.imports;
+  EXPECT_GT(loaded, 0);
+  const HostTensor context = backend.encode_text(reference_ids(), 2);
+  const HostTensor guided = call_unet_guided(backend, sample, 981, context, 7.5);
+  call_vae_decode(backend, guided);
+  EXPECT_EQ(device.imports, loaded);
+  EXPECT_EQ(guided.data, call_unet_guided(test::tiny_artifact_backend(), sample, 981, context, 7.5).data);
+}
+
 // Device tensors come from a cache (runtime::BufferCache): once the first step has made the
 // buffers a step needs (its input, its output, the function's arena), the next steps, which drop
 // the previous step's tensors, allocate nothing on the device.

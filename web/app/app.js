@@ -232,6 +232,8 @@ websd.addEventListener('progress', ({ detail }) => {
     setProgress('opening the GPU');
   } else if (p.stage === 'verifying') {
     setProgress('verifying the model');
+  } else if (p.stage === 'weights') {
+    setProgress('handing the weights to the GPU');
   } else if (p.stage === 'kernels') {
     setProgress(`preparing the GPU kernels: ${p.done}/${p.total}`, p.done / Math.max(1, p.total));
   }

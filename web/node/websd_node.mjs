@@ -194,7 +194,9 @@ async function run(mode, artifact, requestPath, outDir) {
   const bridge = await createBridge(artifact, mode === 'profile');
   const module = await loadRuntime(bridge, artifact);
   open(module, bridge, process.stderr.isTTY ? 1 : 0);
-  await settle(bridge);  // pipelines compiled
+  // Pipelines compile in the background from here on, while the first part uploads the weights of
+  // every network the run calls (websd_begin's first websd_advance loads them before it submits the
+  // text encoder, whose run the bridge holds until its pipelines are made).
   const opened = performance.now();
   if (mode === 'profile') {
     if (!bridge.canTime()) throw new Error(`webgpu: ${bridge.adapterName} offers no 'timestamp-query': no profile`);
