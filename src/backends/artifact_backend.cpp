@@ -1,6 +1,7 @@
 #include "backends/artifact_backend.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <span>
 
@@ -48,6 +49,8 @@ struct ArtifactBackend::State {
   runtime::ArtifactWeightSource weights{artifact};
   // One device copy of each weight while any executor holds it: unet, unet_b1 and unet_cfg share.
   runtime::DeviceWeightCache imported_weights;
+  // Weights load_part imported ahead of their executors (the cache above holds none alive itself).
+  std::vector<runtime::BufferPtr> loading;
   std::map<std::string, runtime::LaunchList> lists;
   std::map<std::string, std::unique_ptr<runtime::Executor>> executors;
   std::string active_network;
@@ -326,9 +329,31 @@ void ArtifactBackend::check_memory(const RunShapes& run) {
   state_->device.trim();  // the plans the workspace estimates made; each network makes its own
 }
 
-void ArtifactBackend::load(const RunShapes& run) {
-  if (state_->residency != Residency::kAllNetworks) return;
-  for (const std::string& symbol : state_->run_functions(run)) state_->executor(symbol);
+void ArtifactBackend::load(const RunShapes& run) { load_part(run, std::numeric_limits<std::uint64_t>::max()); }
+
+bool ArtifactBackend::load_part(const RunShapes& run, std::uint64_t bytes) {
+  State& state = *state_;
+  if (state.residency != Residency::kAllNetworks) return true;
+  const std::vector<std::string> symbols = state.run_functions(run);
+  std::uint64_t imported = 0;
+  for (const std::string& symbol : symbols) {
+    if (state.executors.contains(symbol)) continue;
+    for (const runtime::LaunchWeight& weight : state.list_of(symbol).weights) {
+      if (state.imported_weights.find(weight) != nullptr) continue;
+      if (imported >= bytes) {
+        state.weights.release_held();
+        return false;
+      }
+      const std::uint64_t before = state.load_times.bytes;
+      state.loading.push_back(runtime::import_weight(state.device, state.weights, weight, symbol, &state.load_times));
+      state.imported_weights.remember(weight, state.loading.back());
+      imported += state.load_times.bytes - before;
+    }
+  }
+  // Every weight is on the device: the executors take them from imported_weights.
+  for (const std::string& symbol : symbols) state.executor(symbol);
+  state.loading.clear();
+  return true;
 }
 
 DecodeFit ArtifactBackend::vae_decode_fit(const Shape& latents) {

@@ -69,6 +69,7 @@ class ArtifactBackend final : public DiffusionBackend {
   // Under Residency::kAllNetworks, makes the executors of every function the run calls (their
   // weights uploaded) now; under kOneNetwork, where each call drops the other networks, nothing.
   void load(const RunShapes& run) override;
+  bool load_part(const RunShapes& run, std::uint64_t bytes) override;
   // Checks the artifact's decoder for `latents` as check_memory does (kNoDecoder: it holds none).
   DecodeFit vae_decode_fit(const Shape& latents) override;
   // submit_encode_text and submit_vae_encode, waited for.

@@ -73,6 +73,14 @@ class DiffusionBackend {
   // its kernels in the background (webgpu) then uploads meanwhile rather than after. Others load
   // each network at its first call, as this default does.
   virtual void load(const RunShapes& run) { (void)run; }
+  // load() a part at a time: about `bytes` more of the weights (at least one), false while some
+  // remain, so that a caller who must yield between device calls (a page, whose uploads go through
+  // staging buffers the GPU hands back between yields) can spread it out; true once loaded.
+  virtual bool load_part(const RunShapes& run, std::uint64_t bytes) {
+    (void)bytes;
+    load(run);
+    return true;
+  }
   // Whether the VAE decoder for `latents` [1, C, h, w] fits in the memory available now, as
   // check_memory would judge it, so that a decode too large for the machine can run in tiles
   // instead (vae_decode_plan.h). A backend that cannot tell says it fits, as this default does.

@@ -94,6 +94,28 @@ Executor::Executor(Device& device, LaunchList list, const KernelFileResolver& fi
 
 Executor::~Executor() = default;
 
+BufferPtr import_weight(Device& device, WeightSource& source, const LaunchWeight& weight, const std::string& symbol,
+                        WeightLoadTimes* times) {
+  const Stopwatch read_time;
+  const WeightBytes data = source.read(weight);
+  if (times != nullptr) times->read_s += read_time.seconds();
+  // A packed weight may be padded, never smaller; a row-major one is exactly its type.
+  const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
+  if (weight.layout.empty() ? data.bytes.size() != logical : data.bytes.size() < logical) {
+    throw Error("artifact", symbol + ": weight '" + weight.name + "' holds " + std::to_string(data.bytes.size()) +
+                                " bytes of " + dtype_lower_name(data.dtype) + ", its launch list wants " +
+                                weight.type.to_string() + " (edited or corrupt: rebuild the artifact)");
+  }
+  const Stopwatch import_time;
+  BufferPtr buffer = device.import_weight(weight, data);
+  if (times != nullptr) {
+    times->import_s += import_time.seconds();
+    times->bytes += data.bytes.size();
+    ++times->weights;
+  }
+  return buffer;
+}
+
 void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, WeightLoadTimes* times) {
   std::vector<BufferPtr> weights;
   weights.reserve(list_.weights.size());
@@ -104,24 +126,7 @@ void Executor::bind_weights(WeightSource& source, DeviceWeightCache* shared, Wei
         continue;
       }
     }
-    const Stopwatch read_time;
-    const WeightBytes data = source.read(weight);
-    if (times != nullptr) times->read_s += read_time.seconds();
-    // A packed weight may be padded, never smaller; a row-major one is exactly its type.
-    const auto logical = static_cast<std::uint64_t>(weight.type.numel()) * dtype_size(data.dtype);
-    if (weight.layout.empty() ? data.bytes.size() != logical : data.bytes.size() < logical) {
-      throw Error("artifact", list_.symbol + ": weight '" + weight.name + "' holds " +
-                                  std::to_string(data.bytes.size()) + " bytes of " + dtype_lower_name(data.dtype) +
-                                  ", its launch list wants " + weight.type.to_string() +
-                                  " (edited or corrupt: rebuild the artifact)");
-    }
-    const Stopwatch import_time;
-    weights.push_back(device_.import_weight(weight, data));
-    if (times != nullptr) {
-      times->import_s += import_time.seconds();
-      times->bytes += data.bytes.size();
-      ++times->weights;
-    }
+    weights.push_back(import_weight(device_, source, weight, list_.symbol, times));
     if (shared != nullptr) shared->remember(weight, weights.back());
   }
   weights_ = std::move(weights);

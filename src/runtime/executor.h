@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/host_tensor.h"
@@ -40,6 +41,12 @@ class WeightSource {
   // Throws websd::Error naming the weight when the source lacks it.
   virtual WeightBytes read(const LaunchWeight& weight) = 0;
 };
+
+// Reads `weight` from `source` and imports it into `device`, checked as Executor::bind_weights
+// checks it (`symbol`, the list's, names it in errors); with `times`, adds the read's and the
+// import's seconds and bytes.
+BufferPtr import_weight(Device& device, WeightSource& source, const LaunchWeight& weight, const std::string& symbol,
+                        WeightLoadTimes* times = nullptr);
 
 class Executor {
  public:

@@ -48,6 +48,10 @@ struct NetworkCall {
   HostTensor output;
 };
 
+// The weights websd_load hands to the GPU per call: half the bridge's upload staging (4 x 32 MiB,
+// websd_gpu.mjs), so that one half fills while the GPU copies the other out.
+constexpr std::uint64_t kLoadPartBytes = 64ull << 20;
+
 struct Runtime {
   std::string artifact_dir;
   std::unique_ptr<backends::ArtifactBackend> backend;
@@ -190,18 +194,23 @@ EMSCRIPTEN_KEEPALIVE int websd_open(int redraw_progress, const char* tier) {
       -1);
 }
 
-EMSCRIPTEN_KEEPALIVE int websd_load_default() {
+EMSCRIPTEN_KEEPALIVE int websd_load() {
   return guarded(
       [] {
         Runtime& rt = web_state();
-        if (!rt.backend) throw Error("web", "websd_load_default before websd_open");
-        GenerationRequest request;  // GenerationParams' defaults: guided, the default tiling
-        backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, false, request.params.width,
-                                       request.params.height, "web");
+        if (!rt.backend) throw Error("web", "websd_load before websd_open");
+        // The run websd_begin validated, else the defaults (GenerationParams': guided, the default
+        // tiling) at the artifact's default size.
+        GenerationRequest request;
+        if (rt.run) {
+          request = rt.run->session->request();
+        } else {
+          backends::choose_artifact_size(rt.backend->sizes(), rt.artifact_dir, false, request.params.width,
+                                         request.params.height, "web");
+        }
         const RunPlan plan = plan_run(*rt.backend, request);
         rt.backend->check_memory(plan.shapes);
-        rt.backend->load(plan.shapes);
-        return 0;
+        return rt.backend->load_part(plan.shapes, kLoadPartBytes) ? 0 : 1;
       },
       -1);
 }

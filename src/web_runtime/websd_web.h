@@ -7,9 +7,11 @@
 //                                  kernel tier `tier` (empty: the base)
 //                                  (web_host_library.js; its seal, lists and kernels checked, pipelines
 //                                  compiled in the background: a run waits for its own)
-//   [websd_load_default()           the weights of every network a txt2img with the defaults calls,
-//                                  uploaded now, while the pipelines compile (a page, before its
-//                                  first request; websd_begin's run loads what it lacks itself)]
+//   [websd_load()                  a part (64 MiB) of the weights of every network the run calls
+//                                  (websd_begin's; before any, a txt2img with the defaults): 1
+//                                  while some remain (await the bridge's uploadRoom(), then call
+//                                  again), 0 once all are on the GPU; the pipelines compile
+//                                  meanwhile (a run loads what it still lacks itself, at once)]
 //   [websd_stage_init_image(w, h)  img2img: fill the returned w*h*3 RGB bytes before websd_begin
 //    or websd_stage_init_latents(shape_json): fill the returned float32 values [batch, C, h, w]]
 //   websd_begin(request_json)      a run (generation_request_json.h, plus "scheduler" and
@@ -43,7 +45,7 @@
 
 extern "C" {
 int websd_open(int redraw_progress, const char* tier);
-int websd_load_default();
+int websd_load();
 int websd_begin(const char* request_json);
 int websd_advance();
 const char* websd_part();

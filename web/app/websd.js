@@ -158,11 +158,10 @@ class WebsdPage extends EventTarget {
     this.progress({ stage: 'verifying' });
     // Seal, manifest and kernel files checked; the launch lists of the bridge's tier.
     this.call('websd_open', 'number', ['number', 'string'], [0, this.bridge.tier]);
-    // The weights a default txt2img calls, uploaded while the pipelines compile in the background:
-    // the first image then waits for neither (a yield first, so the page can show the stage).
+    // The weights a default txt2img calls, a part at a time through the bridge's upload staging,
+    // while the pipelines compile in the background: the first image then waits for neither.
     this.progress({ stage: 'weights' });
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    this.call('websd_load_default', 'number');
+    while (this.call('websd_load', 'number') === 1) await this.bridge.uploadRoom();
     // Every pipeline compiled: reported as they finish.
     const kernels = () => this.progress({
       stage: 'kernels', done: this.bridge.kernelsCreated - this.bridge.compiling, total: this.bridge.kernelsCreated });

@@ -11,7 +11,8 @@
 //   gpu.runProgram(p);                                 // every dispatch in one compute pass
 //   gpu.readBuffer(b, 0, bytes, (view) => ...);        // delivered once the work is done
 //   gpu.flush();                                       // submits the command encoder
-//   await gpu.settled();                               // or: while (!gpu.poll()) yield to the event loop
+//   await gpu.drained();                               // reads delivered (or: while (!gpu.poll()) yield)
+//   await gpu.settled();                               // and every kernel compiled
 //
 // Ordering: writes, copies, runs and reads take effect in the order they are called, as the
 // runtime's Device interface promises (src/runtime/device.h). Commands are gathered in one command
@@ -25,6 +26,12 @@
 
 const kStorageUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 const kWriteSubmitBytes = 64 * 1024 * 1024;  // see writeBuffer
+// Upload staging (see writeBuffer): slots of MAP_WRITE buffers reused once the GPU has copied them
+// out. On an H100 under Dawn, 2 GiB of weights took 0.51 s through four 64 MiB slots against 1.81 s
+// through queue.writeBuffer (web/bench/gpu_upload.mjs), whose staging is new memory every time.
+const kUploadSlotBytes = 32 * 1024 * 1024;
+const kUploadSlots = 4;
+const kUploadMinBytes = 256 * 1024;  // smaller writes fit Dawn's own reused staging
 
 // The message for an adapter that lacks what the artifact needs (null when it has all of it).
 export function missingCapability(adapter, requiredLimits = {}, requiredFeatures = []) {
@@ -133,6 +140,9 @@ export class GpuBridge {
     this.waiters = [];      // settled() promises waiting for pending == 0
     this.error = null;
     this.stagingPool = new Map();  // bytes -> idle MAP_READ buffers
+    this.uploadSlots = [];  // { buffer, view (mapped, else null), used, ready (mapAsync's promise) }
+    this.reads = 0;         // reads not yet delivered (pending counts them too)
+    this.blockedOn = null;  // the program whose kernels the deferred commands wait for
     this.liveBytes = 0;
     this.peakBytes = 0;
     device.addEventListener?.('uncapturederror', (event) => this.fail(gpuErrorMessage(event.error)));
@@ -161,6 +171,7 @@ export class GpuBridge {
   release(handle) {
     const object = this.get(handle);
     if (this.defer(() => this.release(handle))) return;
+    if (this.encoder) this.flush();  // the gathered commands (an upload's copy, a run) may use it
     if (object.kind === 'buffer') {
       object.buffer.destroy();
       this.liveBytes -= object.buffer.size;
@@ -176,6 +187,15 @@ export class GpuBridge {
     if (this.deferred) {  // `data` may change once this returns: queue a copy
       const copy = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
       this.defer(() => this.writeBuffer(handle, offset, copy));
+      return;
+    }
+    // Large writes go through a mapped upload slot and a copy in the current encoder, which keeps
+    // them in order with the runs and copies around them; when no slot has room, queue.writeBuffer.
+    const slot = data.byteLength >= kUploadMinBytes && data.byteLength % 4 === 0 ? this.uploadSlot(data.byteLength) : null;
+    if (slot) {
+      slot.view.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), slot.used);
+      this.commandEncoder().copyBufferToBuffer(slot.buffer, slot.used, buffer, offset, data.byteLength);
+      slot.used += data.byteLength;
       return;
     }
     this.flush();
@@ -197,6 +217,19 @@ export class GpuBridge {
     }
   }
 
+  // Resolves once upload slots of `bytes` or more are mapped and empty (flushing first), so that
+  // the writes of that many bytes that follow take the fast path: a loop uploading weights awaits
+  // it between parts (websd_load).
+  async uploadRoom(bytes = kUploadSlotBytes * kUploadSlots / 2) {
+    this.flush();
+    const room = () => this.uploadSlots.filter((s) => s.view && s.used === 0).length * kUploadSlotBytes +
+                       (kUploadSlots - this.uploadSlots.length) * kUploadSlotBytes;
+    while (room() < Math.min(bytes, kUploadSlotBytes * kUploadSlots)) {
+      await Promise.race(this.uploadSlots.filter((s) => !s.view).map((s) => s.ready));
+      this.throwError();  // a slot that failed to map stays unmapped
+    }
+  }
+
   copyBuffer(from, fromOffset, to, toOffset, bytes) {
     const source = this.getBuffer(from, fromOffset, bytes, 'copy from').buffer;
     const target = this.getBuffer(to, toOffset, bytes, 'copy to').buffer;
@@ -213,6 +246,7 @@ export class GpuBridge {
     const staging = this.takeStaging(size);
     this.commandEncoder().copyBufferToBuffer(source, offset, staging, 0, size);
     this.pending += 1;
+    this.reads += 1;
     this.afterFlush.push(() => staging.mapAsync(GPUMapMode.READ).then(
         () => {
           try {
@@ -222,7 +256,7 @@ export class GpuBridge {
             this.returnStaging(size, staging);
           }
         },
-        (error) => this.fail(`reading ${bytes} bytes back: ${error.message}`)).finally(() => this.done()));
+        (error) => this.fail(`reading ${bytes} bytes back: ${error.message}`)).finally(() => this.done(true)));
   }
 
   // A compute kernel: WGSL `code`'s entry point `entry`, with one storage binding per entry of
@@ -319,6 +353,7 @@ export class GpuBridge {
     const waiting = program.steps.find((step) => !step.kernel.pipeline);
     if (waiting && this.compiling > 0) {
       this.deferred = [() => this.runProgram(handle, deliverTimes)];
+      this.blockedOn = program;
       return;
     }
     if (waiting) {
@@ -364,6 +399,7 @@ export class GpuBridge {
     const staging = this.takeStaging(count * 8);
     encoder.copyBufferToBuffer(resolved, 0, staging, 0, count * 8);
     this.pending += 1;
+    this.reads += 1;
     this.afterFlush.push(() => staging.mapAsync(GPUMapMode.READ).then(
         () => {
           try {
@@ -378,7 +414,7 @@ export class GpuBridge {
             resolved.destroy();
           }
         },
-        (error) => this.fail(`reading launch times back: ${error.message}`)).finally(() => this.done()));
+        (error) => this.fail(`reading launch times back: ${error.message}`)).finally(() => this.done(true)));
   }
 
   // Submits what was gathered since the last flush, then starts the reads that wait on it.
@@ -386,26 +422,47 @@ export class GpuBridge {
   flush() {
     if (this.deferred) return;
     if (this.encoder) {
+      // The upload slots this encoder copies from go to the GPU unmapped, and come back mapped.
+      const sent = this.uploadSlots.filter((slot) => slot.view && slot.used > 0);
+      for (const slot of sent) {
+        slot.buffer.unmap();
+        slot.view = null;
+      }
       this.device.queue.submit([this.encoder.finish()]);
       this.encoder = null;
+      for (const slot of sent) {
+        slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE).then(() => {
+          slot.view = new Uint8Array(slot.buffer.getMappedRange());
+          slot.used = 0;
+        }, (error) => this.fail(`mapping an upload buffer: ${error.message}`));
+      }
     }
     const started = this.afterFlush;
     this.afterFlush = [];
     for (const start of started) start();
   }
 
-  // True when every read and compilation enqueued so far has been delivered (flush first). Throws
-  // the first GPU error seen, once.
+  // True when every read enqueued so far has been delivered and no command waits on compilation
+  // (flush first); kernels no run has needed yet may still compile (settled() waits for them).
+  // Throws the first GPU error seen, once.
   poll() {
     this.throwError();
-    return this.pending === 0 && this.afterFlush.length === 0 && !this.deferred;
+    return this.reads === 0 && this.afterFlush.length === 0 && !this.deferred;
   }
 
   // Flushes, then resolves when poll() would return true (rejects with the first GPU error).
   async settled() {
     this.flush();
-    if (this.pending > 0) await new Promise((resolve) => this.waiters.push(resolve));
+    while (this.pending > 0) await new Promise((resolve) => this.waiters.push(resolve));
     this.throwError();
+  }
+
+  // Flushes, then resolves once every read enqueued so far is delivered and no command waits on
+  // compilation: what a caller that waits for its results needs, while kernels that no run has
+  // needed yet may still compile (a first image's UNet steps start before the VAE's pipelines).
+  async drained() {
+    this.flush();
+    while (!this.poll()) await new Promise((resolve) => this.waiters.push(resolve));
   }
 
   // settled(), then until the GPU has finished all the work submitted (settled() alone returns at
@@ -453,6 +510,17 @@ export class GpuBridge {
     return object;
   }
 
+  // A mapped upload slot with room for `bytes` (made while fewer than kUploadSlots exist), or null.
+  uploadSlot(bytes) {
+    const open = this.uploadSlots.find((slot) => slot.view && slot.used + bytes <= kUploadSlotBytes);
+    if (open || bytes > kUploadSlotBytes || this.uploadSlots.length === kUploadSlots) return open ?? null;
+    const buffer = this.device.createBuffer({ size: kUploadSlotBytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+                                              mappedAtCreation: true, label: 'websd upload staging' });
+    const slot = { buffer, view: new Uint8Array(buffer.getMappedRange()), used: 0, ready: null };
+    this.uploadSlots.push(slot);
+    return slot;
+  }
+
   takeStaging(size) {
     const idle = this.stagingPool.get(size);
     if (idle?.length) return idle.pop();
@@ -486,14 +554,19 @@ export class GpuBridge {
     this.flush();
   }
 
-  done() {
+  // A read delivered (`read`) or a compilation finished. The queued commands replay once the run
+  // they wait behind has all its kernels (or nothing compiles any more: a failed kernel's run then
+  // reports it); a later run whose kernels still compile queues again. Waiters re-check.
+  done(read = false) {
     this.pending -= 1;
-    if (this.deferred && this.compiling === 0) this.replay();
-    if (this.pending === 0) {
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const resolve of waiters) resolve();
+    if (read) this.reads -= 1;
+    if (this.deferred && (this.compiling === 0 || this.blockedOn.steps.every((step) => step.kernel.pipeline))) {
+      this.blockedOn = null;
+      this.replay();
     }
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   fail(message) {

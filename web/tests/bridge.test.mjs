@@ -107,6 +107,57 @@ test('a run before its kernel compiled waits for it, and later commands keep the
   for (const handle of [program, kernel, x]) gpu.release(handle);
 });
 
+// Writes of 256 KiB and more go through the bridge's upload slots (4 x 32 MiB, reused once the
+// GPU copied them out), in order with the runs around them; past the slots' room, and for a write
+// larger than a slot, queue.writeBuffer takes over. uploadRoom() waits for room again.
+test('large writes go through reused upload slots, in order, and uploadRoom waits for their room', async () => {
+  const mib = 1024 * 1024;
+  const count = (5 * mib) / 4;
+  const pattern = (seed) => Float32Array.from({ length: count }, (_, i) => ((i * 7 + seed) % 1000) - 500);
+  const kernel = gpu.createKernel(kIncrement, 'increment', ['readwrite']);
+  await gpu.settled();
+  const buffers = [];
+  // 40 writes of 5 MiB: 200 MiB, more than the slots hold at once (128 MiB).
+  for (let i = 0; i < 40; ++i) {
+    const buffer = gpu.createBuffer(count * 4);
+    gpu.writeBuffer(buffer, 0, pattern(i));
+    buffers.push(buffer);
+  }
+  assert.ok(gpu.uploadSlots.length > 0 && gpu.uploadSlots.length <= 4);
+  const x = buffers[3];
+  const program = gpu.createProgram([{ kernel, bindings: [{ buffer: x, offset: 0, bytes: count * 4 }], dispatch: [Math.ceil(count / 64), 1, 1] }]);
+  gpu.runProgram(program);  // after x's write, before the next one
+  gpu.writeBuffer(x, 0, pattern(100));
+  gpu.runProgram(program);
+  await gpu.uploadRoom();
+  assert.ok(gpu.uploadSlots.every((slot) => slot.view && slot.used === 0));
+  const big = gpu.createBuffer(40 * mib);  // larger than a slot: queue.writeBuffer
+  const bigValues = Float32Array.from({ length: 10 * mib }, (_, i) => i % 4096);
+  gpu.writeBuffer(big, 0, bigValues);
+  for (const i of [0, 17, 39]) assert.deepEqual(await readFloats(buffers[i], 0, count), Array.from(pattern(i)));
+  assert.deepEqual(await readFloats(x, 0, count), Array.from(pattern(100), (v) => v + 1));
+  assert.deepEqual(await readFloats(big, 4 * (10 * mib - 8), 8), Array.from(bigValues.subarray(10 * mib - 8)));
+  for (const handle of [program, kernel, big, ...buffers]) gpu.release(handle);
+});
+
+// A run waits for its own kernels only, and drained() for the reads enqueued, not for the
+// compilations no run waits on (a first image's steps need not wait for the VAE's pipelines).
+test('drained() delivers the reads enqueued while another kernel may still compile', async () => {
+  const x = gpu.createBuffer(16);
+  const kernel = gpu.createKernel(kIncrement, 'increment', ['readwrite']);
+  await gpu.settled();
+  const program = gpu.createProgram([{ kernel, bindings: [{ buffer: x, offset: 0, bytes: 16 }], dispatch: [1, 1, 1] }]);
+  const other = gpu.createKernel(kAxpy.replace('* params.scale', '* params.scale * 1.0'), 'axpy', ['read', 'read', 'write'], 8);
+  gpu.writeBuffer(x, 0, floats([1, 2, 3, 4]));
+  gpu.runProgram(program);
+  let seen = null;
+  gpu.readBuffer(x, 0, 16, (view) => { seen = Array.from(new Float32Array(view.slice().buffer)); });
+  await gpu.drained();
+  assert.deepEqual(seen, [2, 3, 4, 5]);
+  await gpu.settled();  // the other kernel too
+  for (const handle of [program, kernel, other, x]) gpu.release(handle);
+});
+
 test('a sub-range binding and a partial read see only their bytes', async () => {
   const alignment = gpu.limits().minStorageBufferOffsetAlignment;
   const x = gpu.createBuffer(alignment + 16);
