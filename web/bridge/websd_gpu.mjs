@@ -189,13 +189,19 @@ export class GpuBridge {
       this.defer(() => this.writeBuffer(handle, offset, copy));
       return;
     }
-    // Large writes go through a mapped upload slot and a copy in the current encoder, which keeps
-    // them in order with the runs and copies around them; when no slot has room, queue.writeBuffer.
-    const slot = data.byteLength >= kUploadMinBytes && data.byteLength % 4 === 0 ? this.uploadSlot(data.byteLength) : null;
-    if (slot) {
-      slot.view.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), slot.used);
-      this.commandEncoder().copyBufferToBuffer(slot.buffer, slot.used, buffer, offset, data.byteLength);
-      slot.used += data.byteLength;
+    // Large writes go through the mapped upload slots, split where one fills, and copies in the
+    // current encoder, which keep them in order with the runs and copies around them; when the
+    // slots lack the room, queue.writeBuffer.
+    if (data.byteLength >= kUploadMinBytes && data.byteLength % 4 === 0 && this.uploadRoomNow() >= data.byteLength) {
+      const encoder = this.commandEncoder();
+      for (let done = 0; done < data.byteLength;) {
+        const slot = this.uploadSlot();
+        const bytes = Math.min(kUploadSlotBytes - slot.used, data.byteLength - done);
+        slot.view.set(new Uint8Array(data.buffer, data.byteOffset + done, bytes), slot.used);
+        encoder.copyBufferToBuffer(slot.buffer, slot.used, buffer, offset + done, bytes);
+        slot.used += bytes;
+        done += bytes;
+      }
       return;
     }
     this.flush();
@@ -222,9 +228,7 @@ export class GpuBridge {
   // it between parts (websd_load).
   async uploadRoom(bytes = kUploadSlotBytes * kUploadSlots / 2) {
     this.flush();
-    const room = () => this.uploadSlots.filter((s) => s.view && s.used === 0).length * kUploadSlotBytes +
-                       (kUploadSlots - this.uploadSlots.length) * kUploadSlotBytes;
-    while (room() < Math.min(bytes, kUploadSlotBytes * kUploadSlots)) {
+    while (this.uploadRoomNow() < Math.min(bytes, kUploadSlotBytes * kUploadSlots)) {
       await Promise.race(this.uploadSlots.filter((s) => !s.view).map((s) => s.ready));
       this.throwError();  // a slot that failed to map stays unmapped
     }
@@ -510,10 +514,17 @@ export class GpuBridge {
     return object;
   }
 
-  // A mapped upload slot with room for `bytes` (made while fewer than kUploadSlots exist), or null.
-  uploadSlot(bytes) {
-    const open = this.uploadSlots.find((slot) => slot.view && slot.used + bytes <= kUploadSlotBytes);
-    if (open || bytes > kUploadSlotBytes || this.uploadSlots.length === kUploadSlots) return open ?? null;
+  // The bytes the upload slots take now: what the mapped ones have left, and those not made yet.
+  uploadRoomNow() {
+    const left = this.uploadSlots.reduce((sum, slot) => sum + (slot.view ? kUploadSlotBytes - slot.used : 0), 0);
+    return left + (kUploadSlots - this.uploadSlots.length) * kUploadSlotBytes;
+  }
+
+  // A mapped upload slot with room left, made while fewer than kUploadSlots exist (uploadRoomNow
+  // said there is one).
+  uploadSlot() {
+    const open = this.uploadSlots.find((slot) => slot.view && slot.used < kUploadSlotBytes);
+    if (open) return open;
     const buffer = this.device.createBuffer({ size: kUploadSlotBytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
                                               mappedAtCreation: true, label: 'websd upload staging' });
     const slot = { buffer, view: new Uint8Array(buffer.getMappedRange()), used: 0, ready: null };

@@ -108,8 +108,8 @@ test('a run before its kernel compiled waits for it, and later commands keep the
 });
 
 // Writes of 256 KiB and more go through the bridge's upload slots (4 x 32 MiB, reused once the
-// GPU copied them out), in order with the runs around them; past the slots' room, and for a write
-// larger than a slot, queue.writeBuffer takes over. uploadRoom() waits for room again.
+// GPU copied them out; a write split where a slot fills), in order with the runs around them;
+// past the slots' room, queue.writeBuffer takes over. uploadRoom() waits for room again.
 test('large writes go through reused upload slots, in order, and uploadRoom waits for their room', async () => {
   const mib = 1024 * 1024;
   const count = (5 * mib) / 4;
@@ -131,9 +131,10 @@ test('large writes go through reused upload slots, in order, and uploadRoom wait
   gpu.runProgram(program);
   await gpu.uploadRoom();
   assert.ok(gpu.uploadSlots.every((slot) => slot.view && slot.used === 0));
-  const big = gpu.createBuffer(40 * mib);  // larger than a slot: queue.writeBuffer
+  const big = gpu.createBuffer(40 * mib);  // larger than a slot: split over two
   const bigValues = Float32Array.from({ length: 10 * mib }, (_, i) => i % 4096);
   gpu.writeBuffer(big, 0, bigValues);
+  assert.equal(gpu.uploadRoomNow(), 128 * mib - 40 * mib);
   for (const i of [0, 17, 39]) assert.deepEqual(await readFloats(buffers[i], 0, count), Array.from(pattern(i)));
   assert.deepEqual(await readFloats(x, 0, count), Array.from(pattern(100), (v) => v + 1));
   assert.deepEqual(await readFloats(big, 4 * (10 * mib - 8), 8), Array.from(bigValues.subarray(10 * mib - 8)));
