@@ -340,7 +340,7 @@ bool ArtifactBackend::load_part(const RunShapes& run, std::uint64_t bytes) {
     if (state.executors.contains(symbol)) continue;
     for (const runtime::LaunchWeight& weight : state.list_of(symbol).weights) {
       if (state.imported_weights.find(weight) != nullptr) continue;
-      if (imported >= bytes) {
+      if (imported > 0 && imported >= bytes) {  // at least one weight a part
         state.weights.release_held();
         return false;
       }

@@ -269,9 +269,9 @@ TEST(ArtifactBackend, TheUNetFunctionsShareOneCopyOfTheWeights) {
   EXPECT_EQ(device.imports, 2 * unet_imports + own + text_imports);
 }
 
-// load() uploads, before the first call, the weights of every function a guided txt2img calls
-// (the webgpu runner's uploads then overlap its pipelines' compilation); the calls then import
-// nothing. Under kOneNetwork, where each call drops the other networks, it loads nothing.
+// load() and load_part() upload, before the first call, the weights of every function a guided
+// txt2img calls (the webgpu runner's uploads then overlap its pipelines' compilation); the calls
+// then import nothing. Under kOneNetwork, where each call drops the other networks, nothing loads.
 TEST(ArtifactBackend, LoadingARunImportsItsWeightsBeforeTheFirstCall) {
   RunShapes run;
   run.guided = true;
@@ -292,9 +292,14 @@ TEST(ArtifactBackend, LoadingARunImportsItsWeightsBeforeTheFirstCall) {
   auto owned = std::make_unique<CountingDevice>();
   CountingDevice& device = *owned;
   backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kAllNetworks, std::move(owned));
-  backend.load(run);
+  // A part at a time (websd_load's way), here one weight a part: true once all are imported.
+  int parts = 1;
+  while (!backend.load_part(run, 1)) ++parts;
   const int loaded = device.imports;
-  EXPECT_GT(loaded, 0);
+  EXPECT_GT(loaded, 1);
+  EXPECT_EQ(parts, loaded);
+  EXPECT_TRUE(backend.load_part(run, 1));  // nothing left
+  EXPECT_EQ(device.imports, loaded);
   const HostTensor context = backend.encode_text(reference_ids(), 2);
   const HostTensor guided = call_unet_guided(backend, sample, 981, context, 7.5);
   call_vae_decode(backend, guided);
