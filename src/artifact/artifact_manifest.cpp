@@ -34,7 +34,7 @@ void check_format_version(const std::string& origin, std::int64_t version) {
 
 ArtifactManifest parse_manifest(std::string_view text, const std::string& origin) {
   const JsonFieldReader not_artifact(origin, kNotArtifactFix);
-  const nlohmann::json root = not_artifact.parse(text);
+  nlohmann::json root = not_artifact.parse(text);
   if (!root.is_object()) not_artifact.fail("holds " + json_kind(root) + ", expected a JSON object");
   const auto magic = root.find("magic");
   if (magic == root.end()) not_artifact.fail("no 'magic' field");
@@ -63,7 +63,9 @@ ArtifactManifest parse_manifest(std::string_view text, const std::string& origin
     tampered.fail("field 'encryption' is " + json_kind(root.at("encryption")) + ", expected '" +
                   std::string(kEncryptionNone) + "' or '" + std::string(kEncryptionAesGcm) + "'");
   }
-  manifest.sections = tampered.object(root, "sections", "");
+  tampered.object(root, "sections", "");
+  // Moved, not copied: SD 1.5's launch lists make a tree of megabytes.
+  manifest.sections = std::move(root["sections"]);
   const nlohmann::json& weights = tampered.object(manifest.sections, kWeightsSection, "sections");
   manifest.weights_index_sha256 = tampered.string(weights, "index_sha256", "sections.weights");
   if (!is_sha256_hex(manifest.weights_index_sha256)) {

@@ -36,9 +36,9 @@ class ArtifactSource {
   virtual std::optional<std::string> local_path(std::string_view relative_path) const;
   // The SHA-256 of the bytes the last read() of the file returned, when the source computed it
   // while reading (a host hashing natively: Node's crypto) or holds the file only after checking it
-  // against this same artifact's index (a page's cache, keyed by the digest): the weight shards are
-  // then compared with the index by this digest instead of hashed again (in WebAssembly, 5-10x
-  // slower than native). nullopt: the runtime hashes. The host supplies the bytes either way, so
+  // against this same artifact's index (a page's cache, keyed by the digest): the weight shards,
+  // the manifest (against its seal) and the files it lists are then checked by this digest instead
+  // of hashed again (in WebAssembly, 5-10x slower than native). nullopt: the runtime hashes. The host supplies the bytes either way, so
   // trusting its digest adds nothing to what it could already change.
   virtual std::optional<Sha256Digest> read_digest(std::string_view relative_path) const;
 

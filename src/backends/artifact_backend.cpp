@@ -340,10 +340,10 @@ bool ArtifactBackend::load_part(const RunShapes& run, std::uint64_t bytes) {
     if (state.executors.contains(symbol)) continue;
     for (const runtime::LaunchWeight& weight : state.list_of(symbol).weights) {
       if (state.imported_weights.find(weight) != nullptr) continue;
-      if (imported > 0 && imported >= bytes) {  // at least one weight a part
-        state.weights.release_held();
-        return false;
-      }
+      // At least one weight a part. The shard being imported stays held until the next part: its
+      // next weights come then, and releasing it would read and check it again (SD 1.5 read 92
+      // shards for 67, the re-reads on the main thread past the host's read-ahead).
+      if (imported > 0 && imported >= bytes) return false;
       const std::uint64_t before = state.load_times.bytes;
       state.loading.push_back(runtime::import_weight(state.device, state.weights, weight, symbol, &state.load_times));
       state.imported_weights.remember(weight, state.loading.back());

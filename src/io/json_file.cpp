@@ -174,14 +174,21 @@ std::string json_preview(const nlohmann::json& value, std::size_t max_bytes) {
 
 nlohmann::json json_parse(std::string_view text, const std::string& origin) {
   nlohmann::json value;
+  // Text without a non-standard literal is parsed as it is, and its strings are left alone: a
+  // manifest of megabytes is not copied and walked again (in WebAssembly, at every load).
+  const bool nonstandard =
+      text.find("Infinity") != std::string_view::npos || text.find("NaN") != std::string_view::npos;
   try {
-    const std::string replaced = replace_nonstandard_literals(text);
     DepthLimitedDom sax(value, origin);
-    nlohmann::json::sax_parse(replaced, &sax);
+    if (nonstandard) {
+      nlohmann::json::sax_parse(replace_nonstandard_literals(text), &sax);
+    } else {
+      nlohmann::json::sax_parse(text, &sax);
+    }
   } catch (const nlohmann::json::exception& error) {
     throw Error("json", origin + ": " + message_safe(error.what(), 300));  // "last read:" may echo megabytes
   }
-  restore_nonstandard_literals(value);
+  if (nonstandard) restore_nonstandard_literals(value);
   return value;
 }
 

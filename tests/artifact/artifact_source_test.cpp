@@ -72,8 +72,20 @@ TEST(ArtifactSource, AShardIsCheckedByTheDigestItsSourceComputedWhenItGivesOne) 
   EXPECT_EQ(hashed.shard_load_times().hashed_by_source, 1);
   EXPECT_EQ(hashed.shard_load_times().shards, 1);
   // A digest that is not the index's is a checksum mismatch, as the runtime's own would be.
-  const Artifact lying = open_with([](const std::string&) { return std::optional<Sha256Digest>(Sha256Digest{}); });
+  const auto lying_about = [](std::string_view prefix) {
+    return [prefix](const std::string& path) {
+      return path.starts_with(prefix) ? std::optional<Sha256Digest>(Sha256Digest{}) : std::nullopt;
+    };
+  };
+  const Artifact lying = open_with(lying_about("weights/shard"));
   EXPECT_NE(error_of([&] { lying.verify_shard(0); }).find("checksum mismatch: SHA-256 0000"), std::string::npos);
+  // The manifest and the files it lists are checked by the source's digest too.
+  EXPECT_NE(error_of([&] { open_with(lying_about("manifest.json")); }).find("manifest.json: checksum mismatch"),
+            std::string::npos);
+  const Artifact lying_about_files = open_with(lying_about("model/"));
+  EXPECT_NE(error_of([&] { lying_about_files.file_bytes("model/scheduler/scheduler_config.json"); })
+                .find("checksum mismatch in file model/scheduler/scheduler_config.json"),
+            std::string::npos);
   // No digest: the runtime hashes.
   const Artifact plain = open_with([](const std::string&) { return std::nullopt; });
   plain.verify_shard(0);

@@ -200,9 +200,17 @@ TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
   EXPECT_NE(message.find("checksum mismatch in file kernels/cpu_kernels.so"), std::string::npos) << message;
 }
 
-// The cpu device, counting what the backend asks of it.
+// The cpu device, counting what the backend asks of it. `streams_weights`: it says it copies
+// weights rather than adopting their bytes (as the webgpu device does), so that the backend
+// releases each shard once imported (the cpu device keeps the bytes it adopts alive regardless).
 class CountingDevice final : public test::ForwardingDevice {
  public:
+  explicit CountingDevice(bool streams_weights = false) : streams_weights_(streams_weights) {}
+  const runtime::DeviceLimits& limits() const override {
+    limits_ = ForwardingDevice::limits();
+    limits_.adopts_weight_bytes = limits_.adopts_weight_bytes && !streams_weights_;
+    return limits_;
+  }
   runtime::BufferPtr allocate(std::uint64_t bytes) override {
     allocations += 1;
     return ForwardingDevice::allocate(bytes);
@@ -218,6 +226,10 @@ class CountingDevice final : public test::ForwardingDevice {
   int allocations = 0;
   int trims = 0;
   int imports = 0;
+
+ private:
+  bool streams_weights_;
+  mutable runtime::DeviceLimits limits_;
 };
 
 TEST(ArtifactBackend, RunsOnTheDeviceItIsGivenAndTrimsItBetweenNetworks) {
@@ -289,7 +301,10 @@ TEST(ArtifactBackend, LoadingARunImportsItsWeightsBeforeTheFirstCall) {
     backend.load(run);
     EXPECT_EQ(device.imports, 0);
   }
-  auto owned = std::make_unique<CountingDevice>();
+  backends::ArtifactBackend whole(test::tiny_artifact_dir(), {}, backends::Residency::kAllNetworks,
+                                  std::make_unique<CountingDevice>(true));
+  whole.load(run);
+  auto owned = std::make_unique<CountingDevice>(true);
   CountingDevice& device = *owned;
   backends::ArtifactBackend backend(test::tiny_artifact_dir(), {}, backends::Residency::kAllNetworks, std::move(owned));
   // A part at a time (websd_load's way), here one weight a part: true once all are imported.
@@ -298,6 +313,8 @@ TEST(ArtifactBackend, LoadingARunImportsItsWeightsBeforeTheFirstCall) {
   const int loaded = device.imports;
   EXPECT_GT(loaded, 1);
   EXPECT_EQ(parts, loaded);
+  // Each shard read once, as in one whole load: a part ending inside a shard keeps it for the next.
+  EXPECT_EQ(backend.load_times().shards.shards, whole.load_times().shards.shards);
   EXPECT_TRUE(backend.load_part(run, 1));  // nothing left
   EXPECT_EQ(device.imports, loaded);
   const HostTensor context = backend.encode_text(reference_ids(), 2);

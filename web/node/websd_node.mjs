@@ -192,7 +192,9 @@ async function run(mode, artifact, requestPath, outDir) {
   const { init_image: initImage, init_latents: initLatents, ...request } = JSON.parse(readFileSync(requestPath, 'utf8'));
   const beside = (name) => readFileSync(join(dirname(requestPath), name));
   const bridge = await createBridge(artifact, mode === 'profile');
+  const bridged = performance.now();
   const module = await loadRuntime(bridge, artifact);
+  const instantiated = performance.now();
   open(module, bridge, process.stderr.isTTY ? 1 : 0);
   // Pipelines compile in the background from here on: the weights upload meanwhile (below), and
   // each run waits for its own kernels only (the bridge holds it until they are made).
@@ -217,7 +219,12 @@ async function run(mode, artifact, requestPath, outDir) {
   // The weights of every network the run calls, a part at a time through the bridge's upload
   // staging, which the GPU hands back between parts.
   const loadStart = performance.now();
-  while (call(module, 'websd_load', 'number') === 1) await bridge.uploadRoom();
+  let loadWait = 0;
+  while (call(module, 'websd_load', 'number') === 1) {
+    const waitStart = performance.now();
+    await bridge.uploadRoom();
+    loadWait += performance.now() - waitStart;
+  }
   const loaded = performance.now();
   const parts = { prepare: [], step: [], decode: [] };
   for (;;) {
@@ -253,6 +260,12 @@ async function run(mode, artifact, requestPath, outDir) {
       adapter: bridge.adapterName,
       tier: bridge.tier,
       open_s: (opened - started) / 1000,
+      // open_s in parts: the GPU device, the WebAssembly module, websd_open (of which the bridge's
+      // synchronous share of making kernels: WGSL parsed and checked on this thread).
+      open: { device_s: (bridged - started) / 1000, runtime_s: (instantiated - bridged) / 1000,
+              websd_open_s: (opened - instantiated) / 1000, kernel_calls_s: bridge.kernelCallSeconds },
+      // load_s in parts: waiting for upload room (the GPU copying and handing slots back).
+      load_wait_s: loadWait / 1000,
       load_s: (loaded - loadStart) / 1000,
       prepare_s: seconds(parts.prepare),
       step_s: seconds(parts.step),

@@ -107,9 +107,9 @@ test('a run before its kernel compiled waits for it, and later commands keep the
   for (const handle of [program, kernel, x]) gpu.release(handle);
 });
 
-// Writes of 256 KiB and more go through the bridge's upload slots (4 x 32 MiB, reused once the
-// GPU copied them out; a write split where a slot fills), in order with the runs around them;
-// past the slots' room, queue.writeBuffer takes over. uploadRoom() waits for room again.
+// Writes go through the bridge's upload slots (4 x 32 MiB, reused once the GPU copied them out; a
+// write split where a slot fills), in order with the runs around them; past the slots' room,
+// queue.writeBuffer takes over. uploadRoom() waits for room again.
 test('large writes go through reused upload slots, in order, and uploadRoom waits for their room', async () => {
   const mib = 1024 * 1024;
   const count = (5 * mib) / 4;
@@ -139,6 +139,23 @@ test('large writes go through reused upload slots, in order, and uploadRoom wait
   assert.deepEqual(await readFloats(x, 0, count), Array.from(pattern(100), (v) => v + 1));
   assert.deepEqual(await readFloats(big, 4 * (10 * mib - 8), 8), Array.from(bigValues.subarray(10 * mib - 8)));
   for (const handle of [program, kernel, big, ...buffers]) gpu.release(handle);
+});
+
+// A small write between large ones (a bias after its weight) shares the slots rather than
+// flushing them to the GPU half-used, so that the next large write still finds their room.
+test('small writes share the upload slots with large ones, without a flush', async () => {
+  const mib = 1024 * 1024;
+  await gpu.uploadRoom(128 * mib);
+  const room = gpu.uploadRoomNow();
+  const weight = gpu.createBuffer(mib), bias = gpu.createBuffer(16), next = gpu.createBuffer(mib);
+  const values = Float32Array.from({ length: mib / 4 }, (_, i) => i % 977);
+  gpu.writeBuffer(weight, 0, values);
+  gpu.writeBuffer(bias, 0, floats([1, 2, 3, 4]));
+  gpu.writeBuffer(next, 0, values);
+  assert.equal(gpu.uploadRoomNow(), room - 2 * mib - 16);  // nothing handed back to the GPU yet
+  assert.deepEqual(await readFloats(bias, 0, 4), [1, 2, 3, 4]);
+  assert.deepEqual(await readFloats(next, 4 * (mib / 4 - 4), 4), Array.from(values.subarray(mib / 4 - 4)));
+  for (const handle of [weight, bias, next]) gpu.release(handle);
 });
 
 // A run waits for its own kernels only, and drained() for the reads enqueued, not for the

@@ -273,6 +273,8 @@ void print_load(const nlohmann::json& load) {
               "  weights handed to the GPU", at("weight_import_s"), at("weight_bytes") / kGiB);
   std::printf("%-28s %10.3f s   (kernel files read and checked, pipelines asked for)\n", "  executors made",
               at("executors_s"));
+  std::printf("%-28s %10.3f s   (of the %.3f s of loading: the GPU copying staged weights out)\n",
+              "  waiting for upload room", at("upload_wait_s"), at("load_s"));
   std::printf("%-28s %10.3f s   (wall time while any pipeline compiled, overlapping the rest)\n",
               "  pipelines compiling", at("pipelines_s"));
 }
@@ -292,6 +294,14 @@ void print_result(const BenchResult& result, const BenchOptions& options) {
     if (!result.tier.empty()) std::printf("%-28s %s\n", "kernel tier", result.tier.c_str());
     std::printf("%-28s %10.3f s   (read and check the artifact, ask for every pipeline)\n", "open",
                 result.open_seconds);
+    if (const nlohmann::json open = result.load.is_object() ? result.load.value("open", nlohmann::json()) : nullptr;
+        open.is_object()) {
+      const auto at = [&](const char* key) { return open.value(key, 0.0); };
+      std::printf("%-28s %10.3f s   (adapter and device)\n", "  of which: GPU device", at("device_s"));
+      std::printf("%-28s %10.3f s   (compiled and instantiated)\n", "  WebAssembly runtime", at("runtime_s"));
+      std::printf("%-28s %10.3f s   (of which %.3f s making kernels: WGSL parsed and checked)\n", "  websd_open",
+                  at("websd_open_s"), at("kernel_calls_s"));
+    }
   }
   if (result.adapter.empty()) {
     row("text encoder (batch 2)", result.text);
@@ -384,6 +394,11 @@ void bench_webgpu_artifact(const BenchOptions& options, BenchResult& result) {
                               ? bench.at("peak_gpu_bytes").get<std::uint64_t>()
                               : 0;
   result.load = bench.value("load", nlohmann::json());
+  if (result.load.is_object()) {  // the runner's parts of open and of loading, printed with the load's
+    result.load["open"] = bench.value("open", nlohmann::json());
+    result.load["load_s"] = bench.value("load_s", 0.0);
+    result.load["upload_wait_s"] = bench.value("load_wait_s", 0.0);
+  }
   // The weights' upload (load_s, before the first part) counts with the prompt's encoding.
   const double first_part = bench.value("load_s", 0.0) + prepare.front();
   result.text = {first_part, first_part};
