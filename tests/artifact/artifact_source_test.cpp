@@ -83,8 +83,9 @@ TEST(ArtifactSource, AShardIsCheckedByTheDigestItsSourceComputedWhenItGivesOne) 
   EXPECT_NE(error_of([&] { open_with(lying_about("manifest.json")); }).find("manifest.json: checksum mismatch"),
             std::string::npos);
   const Artifact lying_about_files = open_with(lying_about("model/"));
-  EXPECT_NE(error_of([&] { lying_about_files.file_bytes("model/scheduler/scheduler_config.json"); })
-                .find("checksum mismatch in file model/scheduler/scheduler_config.json"),
+  EXPECT_NE(error_of([&] {
+              lying_about_files.file_bytes("model/scheduler/scheduler_config.json");
+            }).find("checksum mismatch in file model/scheduler/scheduler_config.json"),
             std::string::npos);
   // No digest: the runtime hashes.
   const Artifact plain = open_with([](const std::string&) { return std::nullopt; });

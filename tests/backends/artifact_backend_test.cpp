@@ -200,9 +200,9 @@ TEST(ArtifactBackend, AnAlteredKernelLibraryFailsItsChecksum) {
   EXPECT_NE(message.find("checksum mismatch in file kernels/cpu_kernels.so"), std::string::npos) << message;
 }
 
-// The cpu device, counting what the backend asks of it. `streams_weights`: it says it copies
-// weights rather than adopting their bytes (as the webgpu device does), so that the backend
-// releases each shard once imported (the cpu device keeps the bytes it adopts alive regardless).
+// The cpu device, counting what the backend asks of it. `streams_weights`: it copies weights
+// rather than adopting their bytes, and says so (as the webgpu device does), so that the backend
+// releases each shard once its weights are imported.
 class CountingDevice final : public test::ForwardingDevice {
  public:
   explicit CountingDevice(bool streams_weights = false) : streams_weights_(streams_weights) {}
@@ -221,7 +221,10 @@ class CountingDevice final : public test::ForwardingDevice {
   }
   runtime::BufferPtr import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) override {
     imports += 1;
-    return ForwardingDevice::import_weight(weight, data);
+    if (!streams_weights_) return ForwardingDevice::import_weight(weight, data);
+    // A copy, as a device that copies weights makes: the shard may be released once this returns.
+    auto copy = std::make_shared<std::vector<std::byte>>(data.bytes.begin(), data.bytes.end());
+    return ForwardingDevice::import_weight(weight, {*copy, data.dtype, copy});
   }
   int allocations = 0;
   int trims = 0;
