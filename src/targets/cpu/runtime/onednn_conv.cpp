@@ -27,10 +27,10 @@ using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool
 memory::data_type compute_type(const ConvGeometry& g) { return g.bf16 ? kBf16 : kF32; }
 
 // How a convolution runs: as oneDNN's convolution primitive; as im2col followed by oneDNN's matmul
-// primitive over [pixels, kh*kw*C] x [kh*kw*C, O]; or as Winograd F(2x2, 3x3) in bf16: websd's
-// transforms (winograd_transforms.h) around oneDNN's batched matmul [16, tiles, C] x [16, C, O],
-// `chunk_tiles` tiles at a time.
-enum class ConvMethod { kPrimitive, kGemm, kWinogradBf16 };
+// primitive over [pixels, kh*kw*C] x [kh*kw*C, O]; or as Winograd F(2x2, 3x3) in the geometry's
+// compute type: websd's transforms (winograd_transforms.h) around oneDNN's batched matmul
+// [16, tiles, C] x [16, C, O], `chunk_tiles` tiles at a time.
+enum class ConvMethod { kPrimitive, kGemm, kWinograd2x3 };
 
 // Descriptors are the primitive's.
 struct ConvPlan {
@@ -39,7 +39,7 @@ struct ConvPlan {
   memory::desc src, weights, dst;
   std::size_t scratchpad_bytes = 0;  // oneDNN's own temporary memory for the primitive
   std::string weight_layout;         // conv_weight_layout(): computed once, checked on every call
-  std::int64_t chunk_tiles = 0;      // kWinogradBf16: tiles per matmul
+  std::int64_t chunk_tiles = 0;      // kWinograd2x3: tiles per matmul
 };
 
 // oneDNN describes tensors in NCHW order whatever their memory layout.
@@ -128,8 +128,9 @@ ConvPlan direct_plan(const ConvGeometry& g) {
 // 2x320x64x64. oneDNN has no bf16 Winograd kernel.
 bool runs_as_winograd(const ConvGeometry& g) {
   constexpr std::int64_t kMaxChannelPairs = 640 * 960;
-  return !g.bf16 && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 && g.padding == 1 &&
-         g.w[1] >= 16 && g.w[0] >= 16 && g.y[1] >= 16 && g.y[2] >= 16 && g.w[0] * g.w[1] <= kMaxChannelPairs;
+  return !g.bf16 && g.allow_winograd && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 &&
+         g.padding == 1 && g.w[1] >= 16 && g.w[0] >= 16 && g.y[1] >= 16 && g.y[2] >= 16 &&
+         g.w[0] * g.w[1] <= kMaxChannelPairs;
 }
 
 // nullopt when this oneDNN or CPU has no Winograd kernel for `g`.
@@ -148,6 +149,15 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
   }
 }
 
+// Whether this oneDNN has a Winograd kernel for this CPU (its f32 one needs AVX-512).
+bool onednn_has_winograd() {
+  static const bool has = [] {
+    const ConvGeometry probe{{1, 16, 16, 16}, {16, 16, 3, 3}, {1, 16, 16, 16}, 1, 1, true, false, ConvLayout::kNhwc};
+    return winograd_plan(probe).has_value();
+  }();
+  return has;
+}
+
 // bf16 3x3 stride-1 "same" convolutions over many pixels run as Winograd F(2x2, 3x3): 2.25x fewer
 // products than direct convolution, as matrix products 16 x [tiles, C] x [C, O] at the speed of
 // oneDNN's bf16 matmul (320-445 GFLOP/s on 2 Zen 4 cores, against 420-460 for brgconv), plus the
@@ -159,16 +169,18 @@ std::optional<ConvPlan> winograd_plan(const ConvGeometry& g) {
 // 400). At 512x512 that is the SD 1.5 UNet's 64x64 level
 // (+26 MB) and its 32x32 level's three widest convolutions (+52 MB, 0.12 s of a step); the rest of that level would
 // save 0.09 s more for 45 MB more, past a 2 GiB peak.
-bool runs_as_winograd_bf16(const ConvGeometry& g) {
+// f32 ones take the same path, with the same choice, where oneDNN has no Winograd kernel of its own
+// (CPUs without AVX-512), its matmul then in f32.
+bool runs_as_winograd_2x3(const ConvGeometry& g) {
   const std::int64_t pixels = g.y[1] * g.y[2], channels = g.w[1], out = g.w[0];
   const bool worth_its_weights = pixels >= 64 * 64 || (pixels >= 32 * 32 && channels * out >= 400 * (channels + out));
-  return g.bf16 && g.allow_winograd && g.layout == ConvLayout::kNhwc && g.w[2] == 3 && g.w[3] == 3 && g.stride == 1 &&
-         g.padding == 1 && channels >= 64 && out >= 64 && worth_its_weights;
+  return (g.bf16 || !onednn_has_winograd()) && g.allow_winograd && g.layout == ConvLayout::kNhwc && g.w[2] == 3 &&
+         g.w[3] == 3 && g.stride == 1 && g.padding == 1 && channels >= 64 && out >= 64 && worth_its_weights;
 }
 
 WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], g.x[2], g.x[3], g.w[0]}; }
 
-// Tiles per matmul: the transformed input and the products of a chunk (bf16 and f32) within 8 MB,
+// Tiles per matmul: the transformed input and the products of a chunk (f32) within 8 MB,
 // mostly in cache between the transforms and the matmul; chunks of equal size. Each chunk's matmul
 // reads all of the transformed weight (up to 52 MB: 1280 -> 1280 channels), so much smaller chunks
 // are slower (2 MB ones: 960 -> 320 channels at 64x64 took 100 ms against 62-72 ms with 6-24 MB;
@@ -176,19 +188,20 @@ WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], 
 std::int64_t winograd_chunk_tiles(const ConvGeometry& g) {
   constexpr std::int64_t kChunkBytes = 8 << 20;
   const std::int64_t tiles = winograd_tiling(g).tiles();
-  const std::int64_t tile_bytes = kWinogradPoints * (2 * g.w[1] + 4 * g.w[0]);
+  const std::int64_t input_bytes = g.bf16 ? 2 : 4;
+  const std::int64_t tile_bytes = kWinogradPoints * (input_bytes * g.w[1] + 4 * g.w[0]);
   const std::int64_t most = std::max<std::int64_t>(16, kChunkBytes / tile_bytes);
   const std::int64_t chunks = (tiles + most - 1) / most;
   return (tiles + chunks - 1) / chunks;
 }
 
-ConvPlan winograd_bf16_plan(const ConvGeometry& g) {
+ConvPlan winograd_2x3_plan(const ConvGeometry& g) {
   const std::int64_t chunk = winograd_chunk_tiles(g), channels = g.w[1], out = g.w[0];
-  const memory::desc src({kWinogradPoints, chunk, channels}, kBf16, Tag::abc);
-  const memory::desc weights({kWinogradPoints, channels, out}, kBf16, Tag::any);
+  const memory::desc src({kWinogradPoints, chunk, channels}, compute_type(g), Tag::abc);
+  const memory::desc weights({kWinogradPoints, channels, out}, compute_type(g), Tag::any);
   const memory::desc dst({kWinogradPoints, chunk, out}, kF32, Tag::abc);
   const dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(src, weights, dst), onednn_runtime().engine);
-  ConvPlan plan = plan_of<dnnl::matmul>(ConvMethod::kWinogradBf16, desc);
+  ConvPlan plan = plan_of<dnnl::matmul>(ConvMethod::kWinograd2x3, desc);
   plan.chunk_tiles = chunk;
   return plan;
 }
@@ -206,9 +219,9 @@ std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
   if (plan.method == ConvMethod::kPrimitive && plan.weights == plain_weight_desc(g)) return {};
   const auto& data = plan.weights.data;
   std::ostringstream key;
-  key << (plan.method == ConvMethod::kGemm           ? "onednn-gemm"
-          : plan.method == ConvMethod::kWinogradBf16 ? "onednn-winograd2x3"
-                                                     : "onednn")
+  key << (plan.method == ConvMethod::kGemm          ? "onednn-gemm"
+          : plan.method == ConvMethod::kWinograd2x3 ? "onednn-winograd2x3"
+                                                    : "onednn")
       << (g.bf16 ? kBf16LayoutSuffix : "");
   for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
   for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
@@ -238,10 +251,10 @@ const ConvPlan& plan_for(const ConvGeometry& g) {
                   "(AVX512-BF16 or AMX): use --dtype f32 here");
     }
     std::optional<ConvPlan> winograd = runs_as_winograd(g) ? winograd_plan(g) : std::nullopt;
-    ConvPlan plan = winograd                   ? std::move(*winograd)
-                    : runs_as_winograd_bf16(g) ? winograd_bf16_plan(g)
-                    : runs_as_gemm(g)          ? gemm_plan(g)
-                                               : direct_plan(g);
+    ConvPlan plan = winograd                  ? std::move(*winograd)
+                    : runs_as_winograd_2x3(g) ? winograd_2x3_plan(g)
+                    : runs_as_gemm(g)         ? gemm_plan(g)
+                                              : direct_plan(g);
     plan.weight_layout = weight_layout_key(plan, g);
     return plan;
   });
@@ -292,7 +305,7 @@ void pack_weight_into(const ConvGeometry& g, const ConvPlan& plan, const float* 
   if (plan.method == ConvMethod::kGemm) {
     plain = gemm_weight_rows(g, oihw);
     user = memory({{g.w[1] * g.w[2] * g.w[3], g.w[0]}, kF32, Tag::ab}, onednn_runtime().engine, plain.data());
-  } else if (plan.method == ConvMethod::kWinogradBf16) {
+  } else if (plan.method == ConvMethod::kWinograd2x3) {
     plain.resize(static_cast<std::size_t>(kWinogradPoints * g.w[1] * g.w[0]));
     winograd_transform_weight(g.w[0], g.w[1], oihw, plain.data());
     user = memory({{kWinogradPoints, g.w[1], g.w[0]}, kF32, Tag::abc}, onednn_runtime().engine, plain.data());
@@ -330,17 +343,21 @@ void im2col_nhwc(const ConvGeometry& g, const float* x, Value* rows) {
   });
 }
 
-// The transformed input of each chunk of tiles in thread_scratch.src (bf16), the matmul's products in
-// thread_scratch.dst, the output transform writing y.
-void run_winograd_bf16(const ConvGeometry& g, const ConvPlan& plan, const float* x, const memory& weights,
-                       const float* bias, float* y) {
+// The transformed input of each chunk of tiles in thread_scratch.src (bf16 or f32), the matmul's
+// products in thread_scratch.dst, the output transform writing y.
+void run_winograd_2x3(const ConvGeometry& g, const ConvPlan& plan, const float* x, const memory& weights,
+                      const float* bias, float* y) {
   auto& stream = onednn_runtime().stream;
   const WinogradTiling tiling = winograd_tiling(g);
   const memory transformed = scratch_memory(plan.src, thread_scratch.src);
   const memory products = scratch_memory(plan.dst, thread_scratch.dst);
   for (std::int64_t first = 0; first < tiling.tiles(); first += plan.chunk_tiles) {
-    winograd_transform_input(tiling, x, first, plan.chunk_tiles,
-                             static_cast<std::uint16_t*>(transformed.get_data_handle()));
+    if (g.bf16) {
+      winograd_transform_input(tiling, x, first, plan.chunk_tiles,
+                               static_cast<std::uint16_t*>(transformed.get_data_handle()));
+    } else {
+      winograd_transform_input(tiling, x, first, plan.chunk_tiles, static_cast<float*>(transformed.get_data_handle()));
+    }
     plan.primitive.execute(stream,
                            {{DNNL_ARG_SRC, transformed}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, products}});
     stream.wait();
@@ -432,7 +449,7 @@ std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) 
       const ConvPlan& plan = plan_for(g);
       scratchpad = std::max(scratchpad, plan.scratchpad_bytes);
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
-      if (plan.method == ConvMethod::kWinogradBf16) {
+      if (plan.method == ConvMethod::kWinograd2x3) {
         src = std::max(src, plan.src.get_size());
         dst = std::max(dst, plan.dst.get_size());
         return;
@@ -462,8 +479,8 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
       pack_weight_into(g, plan, w, plan.weights, packed.data());
     }
     const memory weights(plan.weights, engine, const_cast<float*>(w_packed ? w : packed.data()));
-    if (plan.method == ConvMethod::kWinogradBf16) {
-      run_winograd_bf16(g, plan, x, weights, bias, y);
+    if (plan.method == ConvMethod::kWinograd2x3) {
+      run_winograd_2x3(g, plan, x, weights, bias, y);
       return;
     }
     if (plan.method == ConvMethod::kGemm) {

@@ -28,8 +28,8 @@ struct ConvGeometry {
   // Activations and weights enter the primitive as bf16 (accumulation, bias and output stay f32):
   // the CPU needs native bf16 (AVX512-BF16 or AMX), see onednn_bf16_available() (bf16_support.h).
   bool bf16 = false;
-  // Where a bf16 convolution would run as Winograd F(2x2, 3x3) (see onednn_conv.cpp), false runs it
-  // direct: for benchmarks and tests that compare the two.
+  // Where a convolution would run as Winograd (oneDNN's, or websd's F(2x2, 3x3): see
+  // onednn_conv.cpp), false runs it direct: for benchmarks and tests that compare the two.
   bool allow_winograd = true;
 };
 

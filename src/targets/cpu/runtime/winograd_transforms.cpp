@@ -25,8 +25,13 @@ TilePosition position_of(const WinogradTiling& tiling, std::int64_t tile) {
   return {tile / per_image, 2 * (in_image / tiling.tiles_x()), 2 * (in_image % tiling.tiles_x())};
 }
 
+// One transformed row into V: as it is (f32), or narrowed to bf16 bits.
+void store_row(const float* row, std::int64_t width, float* v) { std::copy_n(row, width, v); }
+void store_row(const float* row, std::int64_t width, std::uint16_t* v) { narrow_to_bf16(row, v, width); }
+
+template <typename Value>
 void transform_tile_input(const WinogradTiling& tiling, const float* x, const TilePosition& at, std::int64_t t,
-                          std::int64_t chunk, std::uint16_t* v) {
+                          std::int64_t chunk, Value* v) {
   const std::int64_t channels = tiling.channels;
   // The 4x4 window starts one pixel above and left of the tile (the padding).
   std::array<const float*, 16> pixel{};
@@ -61,7 +66,7 @@ void transform_tile_input(const WinogradTiling& tiling, const float* x, const Ti
         out[i * 4 + 3][c] = r[i][1] - r[i][3];
       }
     }
-    for (int p = 0; p < 16; ++p) narrow_to_bf16(out[p], v + (p * chunk + t) * channels + c0, width);
+    for (int p = 0; p < 16; ++p) store_row(out[p], width, v + (p * chunk + t) * channels + c0);
   }
 }
 
@@ -103,6 +108,20 @@ void transform_tile_output(const WinogradTiling& tiling, const float* m, const T
   }
 }
 
+template <typename Value>
+void transform_input(const WinogradTiling& tiling, const float* x, std::int64_t first, std::int64_t chunk, Value* v) {
+  const std::int64_t channels = tiling.channels;
+  parallel_for(chunk, 4, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      if (first + t < tiling.tiles()) {
+        transform_tile_input(tiling, x, position_of(tiling, first + t), t, chunk, v);
+      } else {
+        for (int p = 0; p < 16; ++p) std::fill_n(v + (p * chunk + t) * channels, channels, Value{0});
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void winograd_transform_weight(std::int64_t out_channels, std::int64_t channels, const float* oihw, float* u) {
@@ -132,16 +151,12 @@ void winograd_transform_weight(std::int64_t out_channels, std::int64_t channels,
 
 void winograd_transform_input(const WinogradTiling& tiling, const float* x, std::int64_t first, std::int64_t chunk,
                               std::uint16_t* v) {
-  const std::int64_t channels = tiling.channels;
-  parallel_for(chunk, 4, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t t = begin; t < end; ++t) {
-      if (first + t < tiling.tiles()) {
-        transform_tile_input(tiling, x, position_of(tiling, first + t), t, chunk, v);
-      } else {
-        for (int p = 0; p < 16; ++p) std::fill_n(v + (p * chunk + t) * channels, channels, std::uint16_t{0});
-      }
-    }
-  });
+  transform_input(tiling, x, first, chunk, v);
+}
+
+void winograd_transform_input(const WinogradTiling& tiling, const float* x, std::int64_t first, std::int64_t chunk,
+                              float* v) {
+  transform_input(tiling, x, first, chunk, v);
 }
 
 void winograd_transform_output(const WinogradTiling& tiling, const float* m, std::int64_t first, std::int64_t chunk,

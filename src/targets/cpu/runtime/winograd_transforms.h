@@ -4,7 +4,8 @@
 // input window d: the 3x3 x C x O products per output pixel become 16 x C x O per four pixels
 // (2.25x fewer), computed as 16 independent matrix products [tiles x C] x [C x O], one per point of
 // the 4x4 transform. These functions are the parts around those products; onednn_conv.cpp runs the
-// products through oneDNN's bf16 matmul. Thread-safe; the input and output transforms use the
+// products through oneDNN's batched matmul, in bf16 or (where oneDNN has no Winograd kernel of its
+// own: without AVX-512) in f32. Thread-safe; the input and output transforms use the
 // machine's threads.
 #pragma once
 
@@ -26,10 +27,12 @@ struct WinogradTiling {
 // U[point][c][o] = (G g G^T)[point] for the OIHW weight g [out_channels][channels][3][3] (f32).
 void winograd_transform_weight(std::int64_t out_channels, std::int64_t channels, const float* oihw, float* u);
 
-// V[point][t][c] (bf16 bits, `chunk` rows per point) = (B^T d B)[point] for the tiles first + t,
-// t < chunk, of the NHWC input x; rows of tiles past the last one are zeros.
+// V[point][t][c] (`chunk` rows per point) = (B^T d B)[point] for the tiles first + t, t < chunk,
+// of the NHWC input x, as bf16 bits or f32; rows of tiles past the last one are zeros.
 void winograd_transform_input(const WinogradTiling& tiling, const float* x, std::int64_t first, std::int64_t chunk,
                               std::uint16_t* v);
+void winograd_transform_input(const WinogradTiling& tiling, const float* x, std::int64_t first, std::int64_t chunk,
+                              float* v);
 
 // For the tiles first + t, t < chunk, that exist: their output pixels of the NHWC output y from
 // the products M[point][t][o] (`chunk` rows per point): A^T M A, plus bias[o] when bias is not null,

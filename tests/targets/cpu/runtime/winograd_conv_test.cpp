@@ -3,6 +3,8 @@
 // weights in quarters) the result must equal direct convolution's up to f32 rounding, which checks
 // every transform, the tiles half outside an odd-sized image, bias and accumulation, and chunks of
 // tiles (the last one partly padding). On random operands it must stay within bf16's rounding.
+// f32 ones take the same transforms where oneDNN has no Winograd kernel (without AVX-512; on an
+// AVX-512 machine the ctest entry winograd_f32_without_avx512 runs them with ONEDNN_MAX_CPU_ISA=AVX2).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -109,6 +111,47 @@ INSTANTIATE_TEST_SUITE_P(Geometries, WinogradBf16,
                                            Case{"residual_accumulated", {1, 64, 64, 64}, 96, true},
                                            // 2 x 38 x 38 = 2888 tiles of 64 channels: with 8 MB chunks three of 963
                                            // tiles, the last with a padding tile.
+                                           Case{"several_chunks", {2, 75, 75, 64}, 64, false}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// f32 through websd's transforms, or a skip where oneDNN's own Winograd takes f32 convolutions.
+class WinogradF32 : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const std::string layout = conv_weight_layout(same_3x3({1, 64, 64, 64}, 64, false, false));
+    if (!layout.starts_with("onednn-winograd2x3:")) {
+      GTEST_SKIP() << "oneDNN has its own f32 Winograd on this CPU (layout " << layout.substr(0, layout.find(':'))
+                   << "): winograd_f32_without_avx512 runs these with ONEDNN_MAX_CPU_ISA=AVX2";
+    }
+  }
+};
+
+TEST_P(WinogradF32, MatchesDirectConvolution) {
+  const Case& c = GetParam();
+  const ConvGeometry winograd = same_3x3(c.x, c.out_channels, c.accumulate, false);
+  ConvGeometry direct = winograd;
+  direct.allow_winograd = false;
+  ASSERT_EQ(conv_weight_layout(winograd).rfind("onednn-winograd2x3:", 0), 0u) << conv_weight_layout(winograd);
+  ASSERT_EQ(conv_weight_layout(direct).find("winograd"), std::string::npos) << conv_weight_layout(direct);
+  EXPECT_FALSE(conv_layout_reads_bf16(conv_weight_layout(winograd)));
+
+  const std::vector<float> x = *test::random_tensor(winograd.x, 1).f32;
+  const std::vector<float> w = *test::random_tensor(winograd.w, 2, 0.1f).f32;
+  const std::vector<float> bias = *test::random_tensor({c.out_channels}, 3).f32;
+  const std::vector<float> residual =
+      c.accumulate ? *test::random_tensor(winograd.y, 4).f32 : std::vector<float>(shape_numel(winograd.y));
+  const std::vector<float> expected = run(direct, x, w, bias, residual);
+  const std::vector<float> actual = run(winograd, x, w, bias, residual);
+  // F(2x2, 3x3)'s transforms add and halve: its error in f32 stays near direct convolution's order
+  // of summation (oneDNN's own F(4x4, 3x3) measured 2e-6 to 1.5e-5 here).
+  EXPECT_LT(test::relative_l2(actual, expected), 1e-5) << c.name;
+  EXPECT_EQ(run(winograd, x, w, bias, residual, false), actual) << "plain weights transformed per call";
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometries, WinogradF32,
+                         ::testing::Values(Case{"odd_height_and_width", {1, 63, 67, 80}, 72, false},
+                                           Case{"residual_accumulated", {1, 64, 64, 64}, 96, true},
+                                           // 2888 tiles again: with f32 input three chunks of 963 as well.
                                            Case{"several_chunks", {2, 75, 75, 64}, 64, false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
