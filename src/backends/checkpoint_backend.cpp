@@ -46,20 +46,27 @@ std::string prepared_weight_key(const passes::WeightRecipe& recipe,
   return key + ">" + shape_to_string(recipe.type.shape) + "@" + (layout ? layout->name : "row-major");
 }
 
-// Weights a bf16 kernel reads, narrowed once and shared by the executors of one network, by key.
-using HeldBf16Weights = std::map<std::string, std::shared_ptr<const std::vector<std::uint16_t>>>;
+// Weights a bf16 kernel reads, or a kernel holding its weight in f16, narrowed once and shared by
+// the executors of one network, by key (which names the type).
+using HeldHalfWeights = std::map<std::string, std::shared_ptr<const std::vector<std::uint16_t>>>;
 
-std::shared_ptr<const std::vector<std::uint16_t>> narrowed_to_bf16(const std::vector<float>& values) {
+std::shared_ptr<const std::vector<std::uint16_t>> narrowed_to(DType dtype, const std::vector<float>& values) {
   auto narrowed = std::make_shared<std::vector<std::uint16_t>>(values.size());
   // The CPU kernels' vectorised narrowing: the cold start narrows every UNet weight here.
-  cpu::narrow_to_bf16(values.data(), narrowed->data(), static_cast<std::int64_t>(values.size()));
+  const auto count = static_cast<std::int64_t>(values.size());
+  if (dtype == DType::kBF16) {
+    cpu::narrow_to_bf16(values.data(), narrowed->data(), count);
+  } else {
+    cpu::narrow_to_f16(values.data(), narrowed->data(), count);
+  }
   return narrowed;
 }
 
 // The weights of one compiled function for runtime::Executor: the component's float32 tensors,
 // made by the pass list's recipes (merged projections) and packed as the function's convolutions
-// want, shared with every other executor of the network; those a bf16 kernel reads are narrowed to
-// bf16 once and held only so (half the memory; the device uses them in place). Taken from the
+// want, shared with every other executor of the network; those a bf16 kernel reads, or a kernel
+// holding its weight in f16, are narrowed to bf16 or f16 once and held only so (half the memory;
+// the device uses them in place). Taken from the
 // prepared-weight cache when it holds them, and handed to it when they had to be made.
 class ComponentWeightSource final : public runtime::WeightSource {
  public:
@@ -68,19 +75,20 @@ class ComponentWeightSource final : public runtime::WeightSource {
     std::optional<compiler::WeightLayout> packing;
   };
 
-  ComponentWeightSource(compiler::ComponentWeights& weights, HeldBf16Weights& held_bf16, CachedNetworkWeights* cached,
+  ComponentWeightSource(compiler::ComponentWeights& weights, HeldHalfWeights& held_half, CachedNetworkWeights* cached,
                         std::string symbol, std::map<std::string, Weight> made)
-      : weights_(weights), held_bf16_(held_bf16), cached_(cached), symbol_(std::move(symbol)), made_(std::move(made)) {}
+      : weights_(weights), held_half_(held_half), cached_(cached), symbol_(std::move(symbol)), made_(std::move(made)) {}
 
   runtime::WeightBytes read(const runtime::LaunchWeight& weight) override {
     const Weight& made = made_.at(weight.name);
     const compiler::WeightLayout* packing = made.packing ? &*made.packing : nullptr;
     const bool bf16 = packing != nullptr && cpu::weight_layout_holds_bf16(packing->name);
-    const DType dtype = bf16 ? DType::kBF16 : DType::kF32;
+    const bool f16 = packing != nullptr && cpu::weight_layout_holds_f16(packing->name);
+    const DType dtype = bf16 ? DType::kBF16 : f16 ? DType::kF16 : DType::kF32;
     // The stored type is part of the key: files of earlier versions cached bf16 layouts as f32.
-    const std::string key = prepared_weight_key(made.recipe, made.packing) + (bf16 ? " as bf16" : "");
-    if (bf16) {
-      if (const auto held = held_bf16_.find(key); held != held_bf16_.end()) return bytes_of(held->second);
+    const std::string key = prepared_weight_key(made.recipe, made.packing) + (bf16 ? " as bf16" : f16 ? " as f16" : "");
+    if (dtype != DType::kF32) {
+      if (const auto held = held_half_.find(key); held != held_half_.end()) return bytes_of(held->second, dtype);
     }
     const std::uint64_t row_major_bytes = static_cast<std::uint64_t>(made.recipe.type.numel()) * dtype_size(dtype);
     if (cached_) {
@@ -93,22 +101,22 @@ class ComponentWeightSource final : public runtime::WeightSource {
     }
     std::shared_ptr<std::vector<float>> values = weights_.get(symbol_, made.recipe, packing);
     runtime::WeightBytes bytes{std::as_bytes(std::span<const float>(*values)), DType::kF32, values};
-    if (bf16) {
-      const auto narrowed = held_bf16_.emplace(key, narrowed_to_bf16(*values)).first->second;
+    if (dtype != DType::kF32) {
+      const auto narrowed = held_half_.emplace(key, narrowed_to(dtype, *values)).first->second;
       weights_.forget(made.recipe, packing);
-      bytes = bytes_of(narrowed);
+      bytes = bytes_of(narrowed, dtype);
     }
     if (cached_) cached_->add_prepared(key, bytes);
     return bytes;
   }
 
  private:
-  static runtime::WeightBytes bytes_of(const std::shared_ptr<const std::vector<std::uint16_t>>& bits) {
-    return {std::as_bytes(std::span<const std::uint16_t>(*bits)), DType::kBF16, bits};
+  static runtime::WeightBytes bytes_of(const std::shared_ptr<const std::vector<std::uint16_t>>& bits, DType dtype) {
+    return {std::as_bytes(std::span<const std::uint16_t>(*bits)), dtype, bits};
   }
 
   compiler::ComponentWeights& weights_;
-  HeldBf16Weights& held_bf16_;
+  HeldHalfWeights& held_half_;
   CachedNetworkWeights* cached_;
   std::string symbol_;
   std::map<std::string, Weight> made_;
@@ -127,7 +135,7 @@ struct ExecutorCache {
   };
 
   compiler::ComponentWeights* weights = nullptr;
-  HeldBf16Weights held_bf16;               // the weights bf16 kernels read, held as bf16
+  HeldHalfWeights held_half;               // the weights held as bf16 or f16 (see ComponentWeightSource)
   CachedNetworkWeights* cached = nullptr;  // the prepared-weight cache, when the backend uses one
   DType compute = DType::kF32;             // what convolutions, linear layers and attention compute in
   runtime::Device* device = nullptr;
@@ -188,7 +196,7 @@ struct ExecutorCache {
     check(key, build, cpu::MemoryCheckTime::kAtLoad);
     const Compiled& function = compiled.at(key);
     auto executor = std::make_unique<runtime::Executor>(*device, function.list);
-    ComponentWeightSource source(*weights, held_bf16, cached, function.list.symbol, function.made);
+    ComponentWeightSource source(*weights, held_half, cached, function.list.symbol, function.made);
     executor->bind_weights(source);
     if (cached) cached->write_behind();
     executor->set_profile(profile);
@@ -292,11 +300,11 @@ struct CheckpointBackend::State {
                              std::initializer_list<ExecutorCache*> caches) {
       if (which == network) return;
       bool held = weights.loaded_count() > 0;
-      for (ExecutorCache* cache : caches) held = held || !cache->executors.empty() || !cache->held_bf16.empty();
+      for (ExecutorCache* cache : caches) held = held || !cache->executors.empty() || !cache->held_half.empty();
       if (!held) return;
       for (ExecutorCache* cache : caches) {
         cache->executors.clear();
-        cache->held_bf16.clear();
+        cache->held_half.clear();
       }
       if (cached) cached->release();  // after its write, which shares the weights
       weights.release();
@@ -328,10 +336,10 @@ std::size_t CheckpointBackend::executor_count() const {
 }
 
 std::size_t CheckpointBackend::loaded_weight_count() const {
-  std::size_t held_bf16 = 0;
-  for (const ExecutorCache* cache : state_->caches()) held_bf16 += cache->held_bf16.size();
+  std::size_t held_half = 0;
+  for (const ExecutorCache* cache : state_->caches()) held_half += cache->held_half.size();
   return state_->clip_weights->loaded_count() + state_->unet_weights->loaded_count() +
-         state_->vae_weights->loaded_count() + held_bf16;
+         state_->vae_weights->loaded_count() + held_half;
 }
 
 void CheckpointBackend::set_call_progress(CallProgress progress) { state_->launch_progress = std::move(progress); }

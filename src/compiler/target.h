@@ -29,7 +29,8 @@ namespace websd::compiler {
 struct PassListHooks {
   const tuning::TuningDb* tuning_db = nullptr;  // records to apply, or none
   // The type convolutions, linear layers and attention compute in where the target offers a choice (the cpu target:
-  // f32, or bf16 on CPUs with native bf16); f32 elsewhere.
+  // f32, or bf16 on CPUs with native bf16, or f16: f32 over convolution and linear weights held in f16); f32
+  // elsewhere.
   DType compute = DType::kF32;
   // merge_qkv's weight recipes for one function: the driver materializes the merged weights.
   std::function<void(const std::string& symbol, const std::vector<passes::WeightRecipe>&)> on_recipes;

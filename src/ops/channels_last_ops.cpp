@@ -14,6 +14,7 @@ std::vector<TensorType> infer_conv2d_nhwc(const std::vector<TensorType>& in, con
   const std::int64_t padding = attrs.get_int("padding", 0, "conv2d_nhwc");
   if (stride < 1 || padding < 0) op_type_error("stride must be >= 1 and padding >= 0");
   expect_compute_attr(attrs, "conv2d_nhwc");
+  expect_weights_attr(attrs, "conv2d_nhwc");
   const auto& x = in[0].shape;
   const auto& w = in[1].shape;
   if (x[3] != w[1]) {

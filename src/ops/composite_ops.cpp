@@ -72,6 +72,7 @@ void register_linear_and_attention(OpSink& sink) {
         expect_float(in[0], "input");
         expect_rank(in[1], 2, "weight (out, in)");
         expect_compute_attr(attrs, "linear");
+        expect_weights_attr(attrs, "linear");
         if (in[0].shape.back() != in[1].shape[1]) {
           op_type_error("input width " + std::to_string(in[0].shape.back()) + " != weight in_features " +
                         std::to_string(in[1].shape[1]));

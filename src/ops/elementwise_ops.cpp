@@ -48,6 +48,13 @@ void expect_compute_attr(const Attrs& attrs, const char* op) {
     op_type_error("compute must be \"f32\" or \"bf16\", got \"" + compute + "\"");
 }
 
+void expect_weights_attr(const Attrs& attrs, const char* op) {
+  if (!attrs.has("weights")) return;
+  const std::string& weights = attrs.get_string("weights", op);
+  if (weights != "f32" && weights != "f16")
+    op_type_error("weights must be \"f32\" or \"f16\", got \"" + weights + "\"");
+}
+
 void register_elementwise_ops(OpSink& sink) {
   const auto unary = [&](const char* name, const char* summary) {
     sink.add({name, 1, 1, kTraitElementwise,

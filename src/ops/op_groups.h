@@ -28,6 +28,9 @@ void expect_float(const TensorType& type, const char* what);
 // The optional attribute `compute` of the ops whose products the CPU may take in bf16 (conv2d_nhwc,
 // linear, attention): "f32" or "bf16", the type operands enter the products in (accumulating in f32).
 void expect_compute_attr(const Attrs& attrs, const char* op);
+// The optional attribute `weights` of the ops whose weights the CPU may hold in f16 (conv2d_nhwc,
+// linear): "f32" or "f16", how the weight is held (an f16 one is widened to f32 for each call).
+void expect_weights_attr(const Attrs& attrs, const char* op);
 // GroupNorm over rank-4 input whose channels are axis `channel_axis` (1 for NCHW, 3 for NHWC),
 // gamma and beta [C]; attributes groups (dividing C) and eps.
 std::vector<TensorType> infer_group_norm(const std::vector<TensorType>& in, const Attrs& attrs, const char* op,

@@ -69,8 +69,8 @@ TEST(Bf16Cli, ABf16CpuBuildRecordsTheChoiceInItsLaunchLists) {
 
 TEST(Bf16Cli, AnUnknownTypeOrADtypeForAnArtifactIsOneErrorLine) {
   const fs::path out = fs::temp_directory_path() / "websd-bf16-refused.png";
-  expect_error(run_websd(generate_args(fixture_model(), out.string(), {"--dtype", "f16"})),
-               {"--dtype f16: unknown compute type (use f32 or bf16)"});
+  expect_error(run_websd(generate_args(fixture_model(), out.string(), {"--dtype", "fp8"})),
+               {"--dtype fp8: unknown compute type (use f32, f16 or bf16)"});
   expect_error(run_websd({"generate", "--artifact", fixture_model(), "--prompt", "a boat", "--dtype", "bf16", "--out",
                           out.string()}),
                {"--dtype applies to --model; an artifact computes as it was built"});

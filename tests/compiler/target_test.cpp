@@ -8,15 +8,15 @@
 #include <string>
 
 #include "compiler/build_artifact.h"
-#include "targets/cpu/codegen/cpu_target.h"
 #include "compiler/target_registry.h"
 #include "core/error.h"
 #include "graph/function_builder.h"
 #include "graph/op_registry.h"
-#include "passes/pass_pipeline.h"
 #include "import/diffusers_checkpoint.h"
+#include "passes/pass_pipeline.h"
 #include "support/error_text.h"
 #include "support/fixtures.h"
+#include "targets/cpu/codegen/cpu_target.h"
 
 namespace websd::compiler {
 namespace {
@@ -74,9 +74,39 @@ TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
   const graph::Function plain = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
   for (const auto& node : plain.nodes()) EXPECT_FALSE(node.attrs.has("compute")) << node.op->name;
   for (const auto id : plain.weights()) EXPECT_FALSE(cpu_target().weight_layout(plain, id).has_value());
-  hooks.compute = DType::kF16;
-  EXPECT_NE(error_of([&] { cpu_target().pass_list(hooks); }).find("the cpu target computes in f32 or bf16, not f16"),
+  hooks.compute = DType::kF64;
+  EXPECT_NE(error_of([&] {
+              cpu_target().pass_list(hooks);
+            }).find("the cpu target computes in f32 or bf16 (or in f32 over weights held in f16), not f64"),
             std::string::npos);
+}
+
+// `--dtype f16` on the cpu target: every linear layer and convolution is marked weights = f16 (and
+// computes in f32); a linear layer's weight is then held as f16 in torch's order (values as they
+// are, narrowed at import). Convolutions' f16-held packing: f16_weights_test.
+TEST(CpuTarget, F16WeightsMarkLinearLayersAndHoldTheirWeightsAsF16) {
+  graph::Function function("f");
+  graph::FunctionBuilder b(function);
+  const auto x = b.input("x", {DType::kF32, {4, 8}});
+  const auto w = b.weight("proj.weight", {6, 8});
+  function.set_outputs({b.op("linear", {x, w, b.weight("proj.bias", {6})})});
+  PassListHooks hooks;
+  hooks.compute = DType::kF16;
+  const graph::Function compiled = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
+  int linears = 0;
+  for (const auto& node : compiled.nodes()) {
+    if (node.op->name != "linear") continue;
+    linears += 1;
+    EXPECT_EQ(node.attrs.get_string("weights", "linear"), "f16");
+    EXPECT_FALSE(node.attrs.has("compute"));
+    const std::optional<WeightLayout> layout = cpu_target().weight_layout(compiled, node.inputs[1]);
+    ASSERT_TRUE(layout.has_value());
+    EXPECT_EQ(layout->name, "f16-row-major");
+    const std::vector<float> values = {1.5f, -2.25f, 3.0f};
+    EXPECT_EQ(layout->pack(values), values);
+    EXPECT_FALSE(cpu_target().weight_layout(compiled, node.inputs[2]).has_value()) << "the bias stays f32";
+  }
+  EXPECT_EQ(linears, 1);
 }
 
 TEST(CpuTarget, Bf16ComputeTakesAttentionsProductsInBf16) {

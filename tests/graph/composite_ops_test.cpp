@@ -65,6 +65,26 @@ TEST(CompositeOps, ComputeIsF32OrBf16WhereTheCpuMayTakeProductsInBf16) {
   }
 }
 
+TEST(CompositeOps, WeightsAreHeldInF32OrF16WhereTheCpuMayHoldThemInF16) {
+  for (const std::string weights : {"f32", "f16", "bf16"}) {
+    Function function("f");
+    FunctionBuilder b(function);
+    const ValueId seq = b.input("seq", {DType::kF32, {2, 5, 8}});
+    const auto build = [&] { b.op("linear", {seq, b.weight("w", {3, 8})}, {{"weights", weights}}); };
+    if (weights != "bf16") {
+      EXPECT_NO_THROW(build()) << weights;
+      continue;
+    }
+    try {
+      build();
+      ADD_FAILURE() << "weights bf16 accepted";
+    } catch (const std::exception& error) {
+      EXPECT_NE(std::string(error.what()).find("weights must be \"f32\" or \"f16\", got \"bf16\""), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
 TEST(CompositeOps, EveryOpHasASummary) {
   for (const OpDef* op : op_list()) {
     EXPECT_FALSE(op->summary.empty()) << op->name;

@@ -93,8 +93,10 @@ void run_build(const BuildCommandOptions& options) {
   std::vector<OutputPath> outputs = {{"--out", options.out, true, options.force}};
   if (!options.dump_ir.empty()) outputs.push_back({"--dump-ir", options.dump_ir, true, options.force});
   check_outputs("build", outputs, inputs);
-  // On the cpu target bf16 storage also means bf16 convolutions, linear layers and attention, where this CPU has them.
+  // On the cpu target bf16 storage also means bf16 convolutions, linear layers and attention, where this CPU has them;
+  // f16 storage means their weights held in f16 (used in place from the shards), widened for each call.
   if (target.name() == "cpu" && build.storage == DType::kBF16) build.compute = cpu_compute_dtype("bf16", "build");
+  if (target.name() == "cpu" && build.storage == DType::kF16) build.compute = cpu_compute_dtype("f16", "build");
   if (options.model.model.empty()) {
     std::cerr << "websd build: no --model given: building the built-in DEMO model (tiny, random weights)\n";
   }
@@ -138,9 +140,10 @@ const bool registered = register_command(
                           "image size WxH the artifact runs, repeatable: one artifact holds every size given, "
                           "sharing one copy of the weights; the first is its default (default: the model's size)");
        command
-           .add_option("--tiers", options->tiers,
-                       "kernel tiers to write, comma-separated (webgpu: f32, f16, subgroup-matrix); the base tier (f32) is "
-                       "always written; the runtime picks the best one the device offers (default: all)")
+           .add_option(
+               "--tiers", options->tiers,
+               "kernel tiers to write, comma-separated (webgpu: f32, f16, subgroup-matrix); the base tier (f32) is "
+               "always written; the runtime picks the best one the device offers (default: all)")
            ->delimiter(',');
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
            ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));

@@ -48,6 +48,19 @@ graph::Function products_in_bf16(const graph::Function& function) {
                                      function.weights(), function.outputs());
 }
 
+// Every convolution and linear layer holds its weight in f16 (half the memory of f32, for CPUs
+// without native bf16) and widens it to f32 for each call: the `weights` attribute the kernels and
+// the weight packing read. Everything computes in f32.
+graph::Function weights_in_f16(const graph::Function& function) {
+  std::vector<graph::Node> nodes = function.nodes();
+  for (auto& node : nodes) {
+    const std::string& op = node.op->name;
+    if (op == "conv2d_nhwc" || op == "linear") node.attrs.set("weights", std::string("f16"));
+  }
+  return graph::Function::from_parts(function.symbol(), function.values(), std::move(nodes), function.inputs(),
+                                     function.weights(), function.outputs());
+}
+
 }  // namespace
 
 std::string CpuTarget::name() const { return "cpu"; }
@@ -78,8 +91,12 @@ passes::Pipeline CpuTarget::pass_list(const PassListHooks& hooks) const {
   if (hooks.compute == DType::kBF16) {
     pipeline.push_back(
         {"products_in_bf16", [](const graph::Function& f, passes::PassNotes&) { return products_in_bf16(f); }});
+  } else if (hooks.compute == DType::kF16) {
+    pipeline.push_back(
+        {"weights_in_f16", [](const graph::Function& f, passes::PassNotes&) { return weights_in_f16(f); }});
   } else if (hooks.compute != DType::kF32) {
-    throw Error("build", "the cpu target computes in f32 or bf16, not " + dtype_lower_name(hooks.compute));
+    throw Error("build", "the cpu target computes in f32 or bf16 (or in f32 over weights held in f16), not " +
+                             dtype_lower_name(hooks.compute));
   }
   pipeline.push_back({"verify", [](const graph::Function& f, passes::PassNotes&) {
                         passes::verify(f);

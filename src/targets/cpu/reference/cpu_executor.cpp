@@ -37,6 +37,13 @@ std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function,
                                 [](const std::vector<float>& row_major) { return row_major; }};
         continue;
       }
+      if (node.op->name == "linear" && slot == 1 && holds_weights_in_f16(node.attrs, "linear")) {
+        // Held as f16 in torch's order: the values stay as they are and are narrowed at import.
+        if (packing && packing->layout != kLinearF16Layout) return std::nullopt;
+        packing =
+            WeightPacking{std::string(kLinearF16Layout), [](const std::vector<float>& row_major) { return row_major; }};
+        continue;
+      }
       if (node.op->name != "conv2d_nhwc" || slot != 1) return std::nullopt;
       std::vector<const TensorType*> types;
       for (const auto input : node.inputs) types.push_back(&function.value(input).type);

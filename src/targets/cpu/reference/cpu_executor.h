@@ -32,7 +32,8 @@ struct WeightPacking {
 
 // The packing the CPU kernels want for weight `id` of a function compiled for the CPU: conv2d_nhwc
 // weights in oneDNN's layout when every reader is such a convolution agreeing on it, the weights of
-// bf16 linear layers held as bf16 (kLinearBf16Layout) when every reader is one; none otherwise.
+// bf16 linear layers held as bf16 (kLinearBf16Layout) and of linear layers holding f16 weights as f16
+// (kLinearF16Layout) when every reader is one; none otherwise.
 std::optional<WeightPacking> cpu_weight_packing(const graph::Function& function, graph::ValueId id);
 
 // The CPU target's pass list (composites lowered; with `optimize`, channels-last layout and the

@@ -126,7 +126,9 @@ ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, 
                       true,
                       inputs.size() == 4,  // the residual is accumulated into
                       ConvLayout::kNhwc,
-                      computes_in_bf16(attrs, "conv2d_nhwc")};
+                      computes_in_bf16(attrs, "conv2d_nhwc"),
+                      true,
+                      holds_weights_in_f16(attrs, "conv2d_nhwc")};
 }
 
 void add_channels_last_kernels(CpuKernelTable& table) {

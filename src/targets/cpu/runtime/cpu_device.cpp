@@ -17,6 +17,8 @@
 #include "targets/cpu/runtime/kernel_library.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
+#include "targets/cpu/runtime/parallel.h"
+#include "targets/cpu/runtime/vector_math.h"
 
 namespace websd::cpu {
 namespace {
@@ -136,8 +138,9 @@ void check_weight_layouts(const runtime::LaunchList& list, const runtime::Launch
       }
       continue;
     }
-    if (builtin && slot == 1 && kernel.entry == "linear" && computes_in_bf16(launch.attrs, "linear") &&
-        layout == kLinearBf16Layout) {
+    if (builtin && slot == 1 && kernel.entry == "linear" &&
+        ((computes_in_bf16(launch.attrs, "linear") && layout == kLinearBf16Layout) ||
+         (holds_weights_in_f16(launch.attrs, "linear") && layout == kLinearF16Layout))) {
       packed.emplace_back(reads[slot], static_cast<std::uint64_t>(value.type.numel()) * sizeof(std::uint16_t));
       continue;
     }
@@ -183,6 +186,7 @@ runtime::BufferPtr CpuDevice::allocate(std::uint64_t bytes) {
 
 runtime::BufferPtr CpuDevice::import_weight(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
   if (weight_layout_holds_bf16(weight.layout)) return import_bf16_packed(weight, data);
+  if (weight_layout_holds_f16(weight.layout)) return import_f16_packed(weight, data);
   if (data.dtype == DType::kF32) {
     // In place: the source's owner (a mapped shard, a loaded tensor) lives as long as the buffer.
     return std::make_shared<CpuBuffer>(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), data.owner);
@@ -223,6 +227,26 @@ runtime::BufferPtr CpuDevice::import_bf16_packed(const runtime::LaunchWeight& we
     }
     for (std::size_t i = 0; i < n; ++i) bits[begin + i] = f32_to_bf16(values[i]);
   }
+  return narrowed;
+}
+
+// A weight held as f16 for kernels that widen it per call: its f16 bytes are used in place (a
+// --dtype f16 artifact's mapped shard), f32 values (a checkpoint's, packed in the same element
+// order) are narrowed to f16 once.
+runtime::BufferPtr CpuDevice::import_f16_packed(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data) {
+  if (data.dtype == DType::kF16) {
+    return std::make_shared<CpuBuffer>(const_cast<std::byte*>(data.bytes.data()), data.bytes.size(), data.owner);
+  }
+  if (data.dtype != DType::kF32) {
+    throw Error("artifact", "weight '" + weight.name + "' is stored as " + dtype_lower_name(data.dtype) +
+                                "; its kernel holds it in f16 and reads f32 or f16 weights");
+  }
+  const std::size_t count = data.bytes.size() / sizeof(float);
+  runtime::BufferPtr narrowed = allocate(count * sizeof(std::uint16_t));
+  auto* bits = reinterpret_cast<std::uint16_t*>(cpu_buffer(narrowed.get()).data());
+  const auto* values = reinterpret_cast<const float*>(data.bytes.data());
+  parallel_for(static_cast<std::int64_t>(count), 1 << 16,
+               [&](std::int64_t begin, std::int64_t end) { narrow_to_f16(values + begin, bits + begin, end - begin); });
   return narrowed;
 }
 

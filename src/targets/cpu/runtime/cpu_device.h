@@ -49,6 +49,7 @@ class CpuDevice final : public runtime::Device {
 
  private:
   runtime::BufferPtr import_bf16_packed(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data);
+  runtime::BufferPtr import_f16_packed(const runtime::LaunchWeight& weight, const runtime::WeightBytes& data);
 
   runtime::DeviceLimits limits_;
   std::map<std::string, std::shared_ptr<const KernelLibrary>> libraries_;  // by local path

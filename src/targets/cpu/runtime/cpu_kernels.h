@@ -39,6 +39,10 @@ ConvGeometry conv2d_nhwc_geometry(const std::vector<const TensorType*>& inputs, 
 // (attribute compute = "bf16"); a linear layer's weight is then held in onednn_linear.h's
 // kLinearBf16Layout, a convolution's in its bf16 packing.
 bool computes_in_bf16(const Attrs& attrs, const char* op);
+// Whether a node of `op` (linear, conv2d_nhwc) holds its weight in f16 (attribute weights = "f16"),
+// widened to f32 for each call: a linear layer's in onednn_linear.h's kLinearF16Layout, a
+// convolution's in its packing marked f16 (conv_layout_holds_f16). Not where it computes in bf16.
+bool holds_weights_in_f16(const Attrs& attrs, const char* op);
 // Query rows per block of the attention kernels unless the node's `block_rows` attribute (set from
 // the tuning database, see src/tuning) says otherwise.
 inline constexpr std::int64_t kDefaultAttentionBlockRows = 128;
@@ -50,5 +54,8 @@ inline std::int64_t attention_visible_keys(bool causal, std::int64_t row, std::i
 // Whether a weight stored in `layout` is held as bf16 (a bf16 convolution's packing or a bf16
 // linear layer's): narrowed once at import unless stored as bf16 already.
 bool weight_layout_holds_bf16(const std::string& layout);
+// Whether a weight stored in `layout` is held as f16 (see holds_weights_in_f16): narrowed once at
+// import unless stored as f16 already.
+bool weight_layout_holds_f16(const std::string& layout);
 
 }  // namespace websd::cpu

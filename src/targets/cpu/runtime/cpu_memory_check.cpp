@@ -24,13 +24,15 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
   need.intermediates = static_cast<std::uint64_t>(list.memory.total_bytes());
   if (weights_to_load) {
     for (const runtime::LaunchWeight& weight : list.weights) {
-      const std::uint64_t value_bytes = weight_layout_holds_bf16(weight.layout) ? 2 : sizeof(float);
+      const bool half = weight_layout_holds_bf16(weight.layout) || weight_layout_holds_f16(weight.layout);
+      const std::uint64_t value_bytes = half ? 2 : sizeof(float);
       need.weights += static_cast<std::uint64_t>(shape_numel(weight.type.shape)) * value_bytes;
     }
   }
   std::vector<ConvGeometry> convolutions;
   std::uint64_t linear_bf16 = 0;     // the largest bf16 linear layer's buffers (one runs at a time)
   std::uint64_t attention_bf16 = 0;  // the largest bf16 attention's (kept by the thread after it ran)
+  std::uint64_t linear_f16 = 0;      // the largest f16-held linear weight widened (kept by the thread)
   for (const runtime::Launch& launch : list.launches) {
     const std::string& entry = list.kernel_of(launch).entry;
     std::vector<const TensorType*> types;
@@ -41,12 +43,15 @@ MemoryNeed cpu_memory_need(const runtime::LaunchList& list, bool weights_to_load
       const std::int64_t n = types[1]->shape[0], k = types[1]->shape[1];
       linear_bf16 = std::max(linear_bf16, linear_bf16_workspace_bytes(types[0]->numel() / k, n, k, types.size() == 3));
     }
+    if (entry == "linear" && holds_weights_in_f16(launch.attrs, "linear")) {
+      linear_f16 = std::max(linear_f16, static_cast<std::uint64_t>(types[1]->numel()) * sizeof(float));
+    }
     if (entry == "attention" && computes_in_bf16(launch.attrs, "attention")) {
       const Shape &q = types[0]->shape, &v = types[2]->shape;
       attention_bf16 = std::max(attention_bf16, attention_bf16_workspace_bytes({q[0] * q[1], q[2], v[2], q[3], v[3]}));
     }
   }
-  need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + attention_bf16 + kWorkspaceMargin;
+  need.workspace = conv_workspace_bytes(convolutions) + linear_bf16 + linear_f16 + attention_bf16 + kWorkspaceMargin;
   return need;
 }
 

@@ -1,5 +1,7 @@
 // Matrix multiplication, linear layers and convolution on the CPU through oneDNN's GEMM.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
@@ -7,6 +9,7 @@
 #include "targets/cpu/runtime/onednn_conv.h"
 #include "targets/cpu/runtime/onednn_linear.h"
 #include "targets/cpu/runtime/parallel.h"
+#include "targets/cpu/runtime/vector_math.h"
 
 namespace websd::cpu {
 namespace {
@@ -58,7 +61,8 @@ void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
   const std::int64_t m = in[0]->numel() / k;
   float* y = out.fdata();
   const bool weight_bf16 = in[1]->layout == kLinearBf16Layout;
-  if (!weight_bf16 && !in[1]->layout.empty()) {
+  const bool weight_f16 = in[1]->layout == kLinearF16Layout;
+  if (!weight_bf16 && !weight_f16 && !in[1]->layout.empty()) {
     throw Error("cpu", "linear: weight held in layout '" + in[1]->layout +
                            "', which no linear layer reads (a websd bug, please report it)");
   }
@@ -69,11 +73,23 @@ void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
   }
   if (weight_bf16)
     throw Error("cpu", "linear: a bf16 weight read by an f32 linear layer (a websd bug, please report it)");
+  const float* w = in[1]->fdata();
+  if (weight_f16) {
+    // Widened into the thread's buffer, which later calls reuse (the largest SD 1.5 weight: 52 MB).
+    thread_local std::vector<float> widened;
+    widened.resize(std::max(widened.size(), static_cast<std::size_t>(n * k)));
+    // The calling thread's buffer, named before the team runs (each thread has its own `widened`).
+    float* const wide = widened.data();
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(in[1]->fdata());
+    parallel_for(n * k, 1 << 16,
+                 [&](std::int64_t begin, std::int64_t end) { widen_f16(bits + begin, wide + begin, end - begin); });
+    w = wide;
+  }
   if (in.size() == 3) {
     const float* bias = in[2]->fdata();
     for (std::int64_t row = 0; row < m; ++row) std::memcpy(y + row * n, bias, n * sizeof(float));
   }
-  gemm_dense(in[0]->fdata(), in[1]->fdata(), y, m, n, k, true, in.size() == 3);
+  gemm_dense(in[0]->fdata(), w, y, m, n, k, true, in.size() == 3);
 }
 
 // Unfolds one image [C,H,W] into columns [C*kh*kw, OH*OW] for a convolution as a GEMM.
@@ -148,8 +164,16 @@ bool computes_in_bf16(const Attrs& attrs, const char* op) {
   return attrs.has("compute") && attrs.get_string("compute", op) == "bf16";
 }
 
+bool holds_weights_in_f16(const Attrs& attrs, const char* op) {
+  return attrs.has("weights") && attrs.get_string("weights", op) == "f16" && !computes_in_bf16(attrs, op);
+}
+
 bool weight_layout_holds_bf16(const std::string& layout) {
   return conv_layout_reads_bf16(layout) || layout == kLinearBf16Layout;
+}
+
+bool weight_layout_holds_f16(const std::string& layout) {
+  return conv_layout_holds_f16(layout) || layout == kLinearF16Layout;
 }
 
 void add_linalg_kernels(CpuKernelTable& table) {

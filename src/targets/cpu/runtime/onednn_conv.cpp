@@ -21,10 +21,13 @@ namespace {
 
 using namespace onednn_names;
 
-using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool, bool>;
+using ConvKey = std::tuple<Shape, Shape, Shape, std::int64_t, std::int64_t, bool, bool, ConvLayout, bool, bool, bool>;
 
 // The type activations and weights enter the primitive in; bias, accumulation and output are f32.
 memory::data_type compute_type(const ConvGeometry& g) { return g.bf16 ? kBf16 : kF32; }
+
+// Whether the packed weight is held as f16 and widened for each call (bf16 ones are read as bf16).
+bool holds_f16(const ConvGeometry& g) { return g.f16_weights && !g.bf16; }
 
 // How a convolution runs: as oneDNN's convolution primitive; as im2col followed by oneDNN's matmul
 // primitive over [pixels, kh*kw*C] x [kh*kw*C, O]; or as Winograd F(2x2, 3x3) in the geometry's
@@ -210,19 +213,23 @@ memory::desc plain_weight_desc(const ConvGeometry& g) {
   return {memory::dims(g.w.begin(), g.w.end()), kF32, Tag::oihw};
 }
 
-// How a bf16 weight layout's name ends its prefix ("onednn-bf16:...", "onednn-gemm-bf16:...").
+// How a bf16 weight layout's name ends its prefix ("onednn-bf16:...", "onednn-gemm-bf16:..."), and
+// an f16-held one's ("onednn-f16:...").
 constexpr std::string_view kBf16LayoutSuffix = "-bf16";
+constexpr std::string_view kF16LayoutSuffix = "-f16";
 
 // Names the plan's weight layout; empty when that is plain OIHW f32. The blocking description
-// identifies a layout: strides, inner blocks and padded sizes; bf16 ones are marked as such.
+// identifies a layout: strides, inner blocks and padded sizes; bf16 and f16-held ones are marked as such.
 std::string weight_layout_key(const ConvPlan& plan, const ConvGeometry& g) {
-  if (plan.method == ConvMethod::kPrimitive && plan.weights == plain_weight_desc(g)) return {};
+  if (plan.method == ConvMethod::kPrimitive && plan.weights == plain_weight_desc(g) && !holds_f16(g)) return {};
   const auto& data = plan.weights.data;
   std::ostringstream key;
   key << (plan.method == ConvMethod::kGemm          ? "onednn-gemm"
           : plan.method == ConvMethod::kWinograd2x3 ? "onednn-winograd2x3"
                                                     : "onednn")
-      << (g.bf16 ? kBf16LayoutSuffix : "");
+      << (g.bf16         ? kBf16LayoutSuffix
+          : holds_f16(g) ? kF16LayoutSuffix
+                         : "");
   for (int d = 0; d < data.ndims; ++d) key << ':' << data.padded_dims[d] << '/' << data.format_desc.blocking.strides[d];
   for (int b = 0; b < data.format_desc.blocking.inner_nblks; ++b) {
     key << ':' << data.format_desc.blocking.inner_blks[b] << 'x' << data.format_desc.blocking.inner_idxs[b];
@@ -238,12 +245,13 @@ PrimitiveCache<ConvKey, ConvPlan>& plans() {
 }
 
 struct ThreadScratch {
-  std::vector<float> rows, src, dst;
+  std::vector<float> rows, src, dst, weights;  // weights: an f16-held weight widened
 };
 thread_local ThreadScratch thread_scratch;
 
 const ConvPlan& plan_for(const ConvGeometry& g) {
-  const ConvKey key{g.x, g.w, g.y, g.stride, g.padding, g.bias, g.accumulate, g.layout, g.bf16, g.allow_winograd};
+  const ConvKey key{g.x,          g.w,      g.y,    g.stride,         g.padding,   g.bias,
+                    g.accumulate, g.layout, g.bf16, g.allow_winograd, holds_f16(g)};
   return plans().get(key, [&] {
     if (g.bf16 && !onednn_bf16_available()) {
       throw Error("cpu",
@@ -389,6 +397,11 @@ bool conv_layout_reads_bf16(const std::string& layout) {
   return prefix.starts_with("onednn") && prefix.ends_with(kBf16LayoutSuffix);
 }
 
+bool conv_layout_holds_f16(const std::string& layout) {
+  const std::string_view prefix = std::string_view(layout).substr(0, layout.find(':'));
+  return prefix.starts_with("onednn") && prefix.ends_with(kF16LayoutSuffix);
+}
+
 std::string conv_weight_layout(const ConvGeometry& geometry) {
   return with_onednn_errors(geometry, [&] { return plan_for(geometry).weight_layout; });
 }
@@ -437,17 +450,20 @@ std::string conv_packing_identity() {
 }
 
 std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry) {
-  return with_onednn_errors(geometry,
-                            [&] { return static_cast<std::uint64_t>(plan_for(geometry).weights.get_size()); });
+  return with_onednn_errors(geometry, [&] {
+    const std::uint64_t bytes = plan_for(geometry).weights.get_size();
+    return holds_f16(geometry) ? bytes / 2 : bytes;
+  });
 }
 
 std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) {
   // Each buffer of the thread's scratch grows to the largest any call wants, so the sum of maxima.
-  std::size_t rows = 0, src = 0, dst = 0, scratchpad = 0;
+  std::size_t rows = 0, src = 0, dst = 0, scratchpad = 0, weights = 0;
   for (const ConvGeometry& g : geometries) {
     with_onednn_errors(g, [&] {
       const ConvPlan& plan = plan_for(g);
       scratchpad = std::max(scratchpad, plan.scratchpad_bytes);
+      if (holds_f16(g)) weights = std::max(weights, plan.weights.get_size());
       const bool pointwise = g.w[2] == 1 && g.w[3] == 1 && g.stride == 1 && g.padding == 0;
       if (plan.method == ConvMethod::kWinograd2x3) {
         src = std::max(src, plan.src.get_size());
@@ -465,7 +481,7 @@ std::uint64_t conv_workspace_bytes(const std::vector<ConvGeometry>& geometries) 
       if (memory::desc(logical_dims(g.y, g.layout), kF32, tag) != plan.dst) dst = std::max(dst, plan.dst.get_size());
     });
   }
-  return static_cast<std::uint64_t>(rows) + src + dst + scratchpad;
+  return static_cast<std::uint64_t>(rows) + src + dst + scratchpad + weights;
 }
 
 void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w_packed, const float* bias, float* y) {
@@ -477,6 +493,17 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
     if (!w_packed) {
       packed.resize((plan.weights.get_size() + sizeof(float) - 1) / sizeof(float));
       pack_weight_into(g, plan, w, plan.weights, packed.data());
+    } else if (holds_f16(g)) {
+      // Widened into the thread's buffer, which later calls reuse (the largest SD 1.5 weight: 118 MB).
+      const std::int64_t count = static_cast<std::int64_t>(plan.weights.get_size() / sizeof(float));
+      std::vector<float>& widened = thread_scratch.weights;
+      widened.resize(std::max(widened.size(), static_cast<std::size_t>(count)));
+      // The calling thread's buffer, named before the team runs (each thread has its own scratch).
+      float* const wide = widened.data();
+      const auto* bits = reinterpret_cast<const std::uint16_t*>(w);
+      parallel_for(count, 1 << 16,
+                   [&](std::int64_t begin, std::int64_t end) { widen_f16(bits + begin, wide + begin, end - begin); });
+      w = wide;
     }
     const memory weights(plan.weights, engine, const_cast<float*>(w_packed ? w : packed.data()));
     if (plan.method == ConvMethod::kWinograd2x3) {

@@ -31,12 +31,18 @@ struct ConvGeometry {
   // Where a convolution would run as Winograd (oneDNN's, or websd's F(2x2, 3x3): see
   // onednn_conv.cpp), false runs it direct: for benchmarks and tests that compare the two.
   bool allow_winograd = true;
+  // The packed weight is held as f16 (its layout's element order, half the memory of f32) and
+  // widened to f32 for each call; the convolution computes in f32. Ignored where `bf16` is set.
+  bool f16_weights = false;
 };
 
 // Whether a packed weight of `layout` (conv_weight_layout's name) is read as bf16 by its kernel.
 // conv_pack_weight still gives its values as f32, in the layout's element order: narrowing each
 // to bf16 gives the bytes the kernel reads.
 bool conv_layout_reads_bf16(const std::string& layout);
+// Whether a packed weight of `layout` is held as f16 (ConvGeometry::f16_weights): as for bf16,
+// conv_pack_weight gives f32 values in the layout's order, and narrowing each to f16 gives the bytes.
+bool conv_layout_holds_f16(const std::string& layout);
 
 // Names the weight layout the primitive for `geometry` wants; empty when that is plain OIHW.
 std::string conv_weight_layout(const ConvGeometry& geometry);
@@ -49,7 +55,7 @@ std::vector<float> conv_pack_weight(const ConvGeometry& geometry, const float* o
 // packed weights keys them by it.
 std::string conv_packing_identity();
 
-// Bytes of conv_pack_weight's result: what a kernel reading a packed weight reads.
+// Bytes a kernel reads of a packed weight: conv_pack_weight's result in the type it is held in.
 std::uint64_t conv_packed_weight_bytes(const ConvGeometry& geometry);
 
 // Drops every cached primitive (and the scratch memory oneDNN holds for it) and the calling

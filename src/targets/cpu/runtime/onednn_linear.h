@@ -14,6 +14,9 @@ namespace websd::cpu {
 // The layout name of a linear weight held for a bf16 linear layer: row-major [out, in] as torch
 // stores it, each value narrowed to bf16 (round to nearest even).
 inline constexpr std::string_view kLinearBf16Layout = "bf16-row-major";
+// The layout name of a linear weight held in f16 for an f32 linear layer (holds_weights_in_f16):
+// row-major [out, in], each value narrowed to f16 (round to nearest even), widened for each call.
+inline constexpr std::string_view kLinearF16Layout = "f16-row-major";
 
 // y[m,n] = x[m,k] * w[n,k]^T (+ bias[n]); x, bias and y are f32, w is bf16 bits when `w_bf16` and
 // f32 otherwise. Needs a CPU with native bf16 (bf16_support.h); throws websd::Error elsewhere.

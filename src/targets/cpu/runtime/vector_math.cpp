@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)) || defined(__F16C__)
 #include <immintrin.h>
 #endif
+
+#include "core/dtype.h"
 
 // Without AVX-512, AVX2 with FMA (every x86-64-v3 CPU: Intel since Haswell, AMD since Zen) runs
 // the same polynomials 8 lanes at a time.
@@ -238,6 +240,28 @@ void narrow_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float 
     const std::uint32_t quiet_nan = (bits >> 16) | 0x40u;
     y[i] = static_cast<std::uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
   }
+}
+
+void widen_f16(const std::uint16_t* x, float* y, std::int64_t count) {
+  std::int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= count; i += 8) {
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(bits));
+  }
+#endif
+  for (; i < count; ++i) y[i] = f16_to_f32(x[i]);
+}
+
+void narrow_to_f16(const float* x, std::uint16_t* y, std::int64_t count) {
+  std::int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= count; i += 8) {
+    const __m128i bits = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), bits);
+  }
+#endif
+  for (; i < count; ++i) y[i] = f32_to_f16(x[i]);
 }
 
 void exp_map(const float* x, float* y, std::int64_t count) {

@@ -19,6 +19,11 @@ void scale_in_place(float* y, std::int64_t count, float factor);
 // y[i] = the bf16 bits of x[i] * factor, rounded to nearest even (NaN stays a quiet NaN), as
 // core/dtype.h's f32_to_bf16 gives them.
 void narrow_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float factor = 1.0f);
+// y[i] = the f16 value of bits x[i], exactly (F16C where the build has it, else core/dtype.h's
+// f16_to_f32): for weights held in f16 and widened for each call.
+void widen_f16(const std::uint16_t* x, float* y, std::int64_t count);
+// y[i] = the f16 bits of x[i], rounded to nearest even, as core/dtype.h's f32_to_f16 gives them.
+void narrow_to_f16(const float* x, std::uint16_t* y, std::int64_t count);
 
 void exp_map(const float* x, float* y, std::int64_t count);
 void silu_map(const float* x, float* y, std::int64_t count);        // x * sigmoid(x)

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
@@ -23,15 +24,16 @@ inline CpuTensor random_tensor(const Shape& shape, std::uint32_t seed, float sca
 using websd::test::relative_l2;
 
 // y (the residual when g accumulates) after the convolution of x with the OIHW weight w packed as the
-// kernel reads it (narrowed to bf16 for layouts that read bf16).
+// kernel reads it (narrowed to bf16 for layouts that read bf16, to f16 for those held in f16).
 inline std::vector<float> conv_with_packed_weight(const ConvGeometry& g, const std::vector<float>& x,
                                                   const std::vector<float>& w, const std::vector<float>& bias,
                                                   std::vector<float> y) {
   const std::vector<float> packed = conv_pack_weight(g, w.data());
   std::vector<std::uint16_t> narrowed;
   const float* weight = packed.data();
-  if (conv_layout_reads_bf16(conv_weight_layout(g))) {
-    for (const float v : packed) narrowed.push_back(f32_to_bf16(v));
+  const std::string layout = conv_weight_layout(g);
+  if (conv_layout_reads_bf16(layout) || conv_layout_holds_f16(layout)) {
+    for (const float v : packed) narrowed.push_back(conv_layout_reads_bf16(layout) ? f32_to_bf16(v) : f32_to_f16(v));
     weight = reinterpret_cast<const float*>(narrowed.data());
   }
   onednn_conv2d(g, x.data(), weight, !conv_weight_layout(g).empty(), bias.data(), y.data());
