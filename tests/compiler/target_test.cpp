@@ -45,15 +45,21 @@ TEST(TargetRegistry, TheCpuTargetSupportsItsKernelsAndNotInventedOps) {
   EXPECT_FALSE(cpu_target().supports("warp_drive"));
 }
 
-// `--dtype bf16` on the cpu target: the pass list marks every linear layer (and convolution)
-// compute = bf16, and a linear layer's weight is then stored as bf16 in torch's order (values as
-// they are, narrowed at import). Convolutions' bf16 packing needs a bf16 CPU: bf16_conv_test.
-TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
+// x [4, 8] through one linear layer with bias, weight proj.weight [6, 8].
+graph::Function one_linear_layer() {
   graph::Function function("f");
   graph::FunctionBuilder b(function);
   const auto x = b.input("x", {DType::kF32, {4, 8}});
   const auto w = b.weight("proj.weight", {6, 8});
   function.set_outputs({b.op("linear", {x, w, b.weight("proj.bias", {6})})});
+  return function;
+}
+
+// `--dtype bf16` on the cpu target: the pass list marks every linear layer (and convolution)
+// compute = bf16, and a linear layer's weight is then stored as bf16 in torch's order (values as
+// they are, narrowed at import). Convolutions' bf16 packing needs a bf16 CPU: bf16_conv_test.
+TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
+  const graph::Function function = one_linear_layer();
   PassListHooks hooks;
   hooks.compute = DType::kBF16;
   const graph::Function compiled = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;
@@ -85,11 +91,7 @@ TEST(CpuTarget, Bf16ComputeMarksLinearLayersAndHoldsTheirWeightsAsBf16) {
 // computes in f32); a linear layer's weight is then held as f16 in torch's order (values as they
 // are, narrowed at import). Convolutions' f16-held packing: f16_weights_test.
 TEST(CpuTarget, F16WeightsMarkLinearLayersAndHoldTheirWeightsAsF16) {
-  graph::Function function("f");
-  graph::FunctionBuilder b(function);
-  const auto x = b.input("x", {DType::kF32, {4, 8}});
-  const auto w = b.weight("proj.weight", {6, 8});
-  function.set_outputs({b.op("linear", {x, w, b.weight("proj.bias", {6})})});
+  const graph::Function function = one_linear_layer();
   PassListHooks hooks;
   hooks.compute = DType::kF16;
   const graph::Function compiled = passes::run_pipeline(function, cpu_target().pass_list(hooks)).function;

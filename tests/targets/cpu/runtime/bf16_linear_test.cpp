@@ -50,14 +50,6 @@ HeldBf16 held_as_bf16(const CpuTensor& weight) {
   return held;
 }
 
-std::vector<float> linear(const CpuTensor& x, const CpuTensor& w, const CpuTensor* bias, const Attrs& attrs) {
-  CpuTensor y = CpuTensor::allocate({DType::kF32, {x.type.shape[0], w.type.shape[0]}});
-  std::vector<const CpuTensor*> in = {&x, &w};
-  if (bias != nullptr) in.push_back(bias);
-  (*cpu_kernel_lookup("linear"))(in, attrs, y);
-  return *y.f32;
-}
-
 class Bf16Linear : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Bf16Linear, MatchesF32OnRoundedOperandsOrIsRefused) {
@@ -69,17 +61,18 @@ TEST_P(Bf16Linear, MatchesF32OnRoundedOperandsOrIsRefused) {
   const HeldBf16 held = held_as_bf16(w);
   if (!onednn_bf16_available()) {
     try {
-      linear(x, held.tensor, bias, compute_attrs("bf16"));
+      test::run_linear(x, held.tensor, bias, compute_attrs("bf16"));
       FAIL() << "a bf16 linear layer ran on a CPU without native bf16";
     } catch (const Error& error) {
       EXPECT_NE(error.message().find("no native bf16 (AVX512-BF16 or AMX)"), std::string::npos) << error.message();
     }
     return;
   }
-  const std::vector<float> got = linear(x, held.tensor, bias, compute_attrs("bf16"));
-  const std::vector<float> narrowed_per_call = linear(x, w, bias, compute_attrs("bf16"));
-  const std::vector<float> same_products = linear(rounded_to_bf16(x), rounded_to_bf16(w), bias, compute_attrs("f32"));
-  const std::vector<float> exact = linear(x, w, bias, compute_attrs("f32"));
+  const std::vector<float> got = test::run_linear(x, held.tensor, bias, compute_attrs("bf16"));
+  const std::vector<float> narrowed_per_call = test::run_linear(x, w, bias, compute_attrs("bf16"));
+  const std::vector<float> same_products =
+      test::run_linear(rounded_to_bf16(x), rounded_to_bf16(w), bias, compute_attrs("f32"));
+  const std::vector<float> exact = test::run_linear(x, w, bias, compute_attrs("f32"));
   EXPECT_LT(test::relative_l2(got, same_products), 1e-5) << c.name;
   EXPECT_EQ(got, narrowed_per_call) << c.name;
   // bf16's rounding itself: 8 bits of mantissa, about 2^-9 relative per operand.
@@ -97,7 +90,7 @@ TEST(Bf16Linear, AWeightHeldAsBf16IsNeverReadAsF32) {
   for (const char* compute : {"f32", ""}) {
     const Attrs attrs = *compute == '\0' ? Attrs() : compute_attrs(compute);
     try {
-      linear(x, held.tensor, nullptr, attrs);
+      test::run_linear(x, held.tensor, nullptr, attrs);
       FAIL() << "an f32 linear layer read a bf16-held weight";
     } catch (const Error& error) {
       EXPECT_NE(error.message().find("a bf16 weight read by an f32 linear layer"), std::string::npos)

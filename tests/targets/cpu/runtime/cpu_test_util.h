@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "support/tensor_compare.h"
+#include "targets/cpu/runtime/cpu_kernels.h"
 #include "targets/cpu/runtime/cpu_tensor.h"
 #include "targets/cpu/runtime/onednn_conv.h"
 
@@ -38,6 +39,16 @@ inline std::vector<float> conv_with_packed_weight(const ConvGeometry& g, const s
   }
   onednn_conv2d(g, x.data(), weight, !conv_weight_layout(g).empty(), bias.data(), y.data());
   return y;
+}
+
+// The linear kernel's y = x w^T (+ bias) for x [rows, in] and w [out, in] (held as its layout says).
+inline std::vector<float> run_linear(const CpuTensor& x, const CpuTensor& w, const CpuTensor* bias,
+                                     const Attrs& attrs) {
+  CpuTensor y = CpuTensor::allocate({DType::kF32, {x.type.shape[0], w.type.shape[0]}});
+  std::vector<const CpuTensor*> in = {&x, &w};
+  if (bias != nullptr) in.push_back(bias);
+  (*cpu_kernel_lookup("linear"))(in, attrs, y);
+  return *y.f32;
 }
 
 }  // namespace websd::cpu::test

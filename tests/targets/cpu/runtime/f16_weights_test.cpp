@@ -122,14 +122,6 @@ Attrs f16_weight_attrs() {
   return attrs;
 }
 
-std::vector<float> linear(const CpuTensor& x, const CpuTensor& w, const CpuTensor* bias, const Attrs& attrs) {
-  CpuTensor y = CpuTensor::allocate({DType::kF32, {x.type.shape[0], w.type.shape[0]}});
-  std::vector<const CpuTensor*> in = {&x, &w};
-  if (bias != nullptr) in.push_back(bias);
-  (*cpu_kernel_lookup("linear"))(in, attrs, y);
-  return *y.f32;
-}
-
 TEST(F16HeldLinear, EqualsF32OverTheRoundedWeight) {
   // The second weight is widened by several threads (more than two chunks of 64 Ki values).
   for (const auto& [rows, n, k, with_bias] : {std::tuple{37, 72, 96, true}, std::tuple{5, 320, 1280, false}}) {
@@ -143,7 +135,8 @@ TEST(F16HeldLinear, EqualsF32OverTheRoundedWeight) {
     CpuTensor rounded = CpuTensor::allocate(w.type);
     *rounded.f32 = rounded_to_f16(*w.f32);
     const CpuTensor* bias = with_bias ? &b : nullptr;
-    EXPECT_EQ(linear(x, held, bias, f16_weight_attrs()), linear(x, rounded, bias, Attrs{})) << "bias " << with_bias;
+    EXPECT_EQ(test::run_linear(x, held, bias, f16_weight_attrs()), test::run_linear(x, rounded, bias, Attrs{}))
+        << "bias " << with_bias;
   }
 }
 
