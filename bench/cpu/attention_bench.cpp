@@ -15,7 +15,9 @@ CpuTensor filled(const websd::Shape& shape) {
   return tensor;
 }
 
-// range(3): 1 computes the products in bf16 (as --dtype bf16; needs a CPU with native bf16).
+// range(3): 1 computes the products in bf16 (as --dtype bf16; needs a CPU with native bf16);
+// range(4): query rows per block of the f32 kernel (the block_rows attribute a tuning record sets), 0 for the
+// kernel's own choice.
 void attention(benchmark::State& state) {
   const std::int64_t q_len = state.range(0), kv_len = state.range(1), dim = state.range(2);
   const bool bf16 = state.range(3) != 0;
@@ -23,14 +25,17 @@ void attention(benchmark::State& state) {
   CpuTensor out = CpuTensor::allocate({websd::DType::kF32, {2, 8, q_len, dim}});
   websd::Attrs attrs{{"scale", 0.15}, {"causal", std::int64_t{0}}};
   if (bf16) attrs.set("compute", std::string("bf16"));
+  if (state.range(4) > 0) attrs.set("block_rows", state.range(4));
   const auto& kernel = *websd::cpu::cpu_kernel_lookup("attention");
   for (auto _ : state) kernel({&q, &k, &v}, attrs, out);
   const double flops = 2.0 * 16 * q_len * kv_len * 2 * dim;
   state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(attention)
-    ->ArgsProduct({{4096}, {4096, 77}, {40}, {0, 1}})
-    ->ArgsProduct({{1024}, {1024}, {80}, {0, 1}})
+    ->ArgsProduct({{4096}, {4096, 77}, {40}, {0, 1}, {0}})
+    ->ArgsProduct({{1024}, {1024}, {80}, {0, 1}, {0}})
+    ->ArgsProduct({{4096}, {4096}, {40}, {0}, {16, 32, 64, 128, 256}})
+    ->ArgsProduct({{1024}, {1024}, {80}, {0}, {16, 32, 64, 128, 256}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
