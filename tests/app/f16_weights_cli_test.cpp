@@ -34,16 +34,16 @@ int max_level_difference(const std::string& a_path, const std::string& b_path) {
   return most;
 }
 
+// Each test in a folder of its own: ctest runs them as parallel processes.
 class F16WeightsCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = make_temp_dir(std::string("f16-weights-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const char* name) const { return (dir_ / name).string(); }
 
-  const fs::path dir_ = fs::temp_directory_path() / "websd-f16-weights-cli";
+  fs::path dir_;
 };
 
 TEST_F(F16WeightsCli, GenerateHoldsTheWeightsInF16AndSaysSo) {
