@@ -78,12 +78,9 @@ void linear_kernel(const std::vector<const CpuTensor*>& in, const Attrs& attrs, 
     // Widened into the thread's buffer, which later calls reuse (the largest SD 1.5 weight: 52 MB).
     thread_local std::vector<float> widened;
     widened.resize(std::max(widened.size(), static_cast<std::size_t>(n * k)));
-    // The calling thread's buffer, named before the team runs (each thread has its own `widened`).
-    float* const wide = widened.data();
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(in[1]->fdata());
-    parallel_for(n * k, 1 << 16,
-                 [&](std::int64_t begin, std::int64_t end) { widen_f16(bits + begin, wide + begin, end - begin); });
-    w = wide;
+    // Every thread widens a part into the calling thread's buffer (each thread has its own).
+    widen_f16_on_threads(reinterpret_cast<const std::uint16_t*>(in[1]->fdata()), widened.data(), n * k);
+    w = widened.data();
   }
   if (in.size() == 3) {
     const float* bias = in[2]->fdata();

@@ -183,7 +183,7 @@ bool runs_as_winograd_2x3(const ConvGeometry& g) {
 
 WinogradTiling winograd_tiling(const ConvGeometry& g) { return {g.x[0], g.x[1], g.x[2], g.x[3], g.w[0]}; }
 
-// Tiles per matmul: the transformed input and the products of a chunk (f32) within 8 MB,
+// Tiles per matmul: the transformed input (bf16 or f32) and the products (f32) of a chunk within 8 MB,
 // mostly in cache between the transforms and the matmul; chunks of equal size. Each chunk's matmul
 // reads all of the transformed weight (up to 52 MB: 1280 -> 1280 channels), so much smaller chunks
 // are slower (2 MB ones: 960 -> 320 channels at 64x64 took 100 ms against 62-72 ms with 6-24 MB;
@@ -498,12 +498,9 @@ void onednn_conv2d(const ConvGeometry& g, const float* x, const float* w, bool w
       const std::int64_t count = static_cast<std::int64_t>(plan.weights.get_size() / sizeof(float));
       std::vector<float>& widened = thread_scratch.weights;
       widened.resize(std::max(widened.size(), static_cast<std::size_t>(count)));
-      // The calling thread's buffer, named before the team runs (each thread has its own scratch).
-      float* const wide = widened.data();
-      const auto* bits = reinterpret_cast<const std::uint16_t*>(w);
-      parallel_for(count, 1 << 16,
-                   [&](std::int64_t begin, std::int64_t end) { widen_f16(bits + begin, wide + begin, end - begin); });
-      w = wide;
+      // Every thread widens a part into the calling thread's buffer (each thread has its own).
+      widen_f16_on_threads(reinterpret_cast<const std::uint16_t*>(w), widened.data(), count);
+      w = widened.data();
     }
     const memory weights(plan.weights, engine, const_cast<float*>(w_packed ? w : packed.data()));
     if (plan.method == ConvMethod::kWinograd2x3) {

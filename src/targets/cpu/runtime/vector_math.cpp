@@ -9,6 +9,7 @@
 #endif
 
 #include "core/dtype.h"
+#include "targets/cpu/runtime/parallel.h"
 
 // Without AVX-512, AVX2 with FMA (every x86-64-v3 CPU: Intel since Haswell, AMD since Zen) runs
 // the same polynomials 8 lanes at a time.
@@ -251,6 +252,11 @@ void widen_f16(const std::uint16_t* x, float* y, std::int64_t count) {
   }
 #endif
   for (; i < count; ++i) y[i] = f16_to_f32(x[i]);
+}
+
+void widen_f16_on_threads(const std::uint16_t* x, float* y, std::int64_t count) {
+  parallel_for(count, 1 << 16,
+               [&](std::int64_t begin, std::int64_t end) { widen_f16(x + begin, y + begin, end - begin); });
 }
 
 void narrow_to_f16(const float* x, std::uint16_t* y, std::int64_t count) {

@@ -22,6 +22,8 @@ void narrow_to_bf16(const float* x, std::uint16_t* y, std::int64_t count, float 
 // y[i] = the f16 value of bits x[i], exactly (F16C where the build has it, else core/dtype.h's
 // f16_to_f32): for weights held in f16 and widened for each call.
 void widen_f16(const std::uint16_t* x, float* y, std::int64_t count);
+// widen_f16 split over the kernels' threads (a whole weight before a call).
+void widen_f16_on_threads(const std::uint16_t* x, float* y, std::int64_t count);
 // y[i] = the f16 bits of x[i], rounded to nearest even, as core/dtype.h's f32_to_f16 gives them.
 void narrow_to_f16(const float* x, std::uint16_t* y, std::int64_t count);
 
