@@ -316,7 +316,12 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
     signatures.push_back(signature_of(function, list.launches.size(), plan.arena_bytes));
   }
   nlohmann::json kernel_section = nlohmann::json::array();
-  for (const auto& [name, file] : kernels.kernels) kernel_section.push_back({{"name", name}, {"library", file}});
+  for (const auto& [name, file] : kernels.kernels) {
+    nlohmann::json entry = {{"name", name}, {"library", file}};
+    if (const auto source = kernels.sources.find(file); source != kernels.sources.end())
+      entry["source"] = source->second;
+    kernel_section.push_back(std::move(entry));
+  }
   writer.set_section(std::string(artifact::kFunctionsSection), artifact::functions_section_to_json(signatures));
   writer.set_section("launch_lists", launch_lists);
   writer.set_section("memory_plans", memory_plans);

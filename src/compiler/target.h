@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct WeightLayout {
 struct GeneratedKernels {
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;  // artifact path -> bytes
   std::vector<std::pair<std::string, std::string>> kernels;           // kernel name -> file holding it
+  // A kernel file (of `kernels`) -> the artifact file that keeps its source to read (`websd inspect
+  // --source`): a WGSL module is its own; a compiled library has its generated C++ beside it.
+  std::map<std::string, std::string> sources;
   double compile_seconds = 0;
 };
 

@@ -445,6 +445,40 @@ TEST(InspectCommand, ListsTheFunctionsKernelsAndMemoryPlans) {
   }
 }
 
+// inspect --source: a fused group's generated C++ as the artifact keeps it (its file's digest
+// checked), one error naming kernels it has for an unknown name, and the file's tampering caught.
+TEST(InspectCommand, PrintsTheSourceTheArtifactKeepsOfAKernel) {
+  const nlohmann::json manifest = nlohmann::json::parse(read_text(plain_artifact() + "/manifest.json"));
+  std::string kernel;
+  for (const auto& entry : manifest.at("sections").at("kernels")) {
+    ASSERT_EQ(entry.at("source"), "kernels/cpu_kernels.cpp") << entry;
+    if (entry.at("name").get<std::string>().rfind("unet_", 0) == 0 && kernel.empty()) kernel = entry.at("name");
+  }
+  ASSERT_FALSE(kernel.empty());
+  const CommandResult source = run_websd({"inspect", plain_artifact(), "--source", kernel});
+  ASSERT_EQ(source.exit_code, 0) << describe(source);
+  EXPECT_EQ(source.out.rfind("// " + kernel + " (kernels/cpu_kernels.cpp)\nstatic void websd_range_", 0), 0u)
+      << source.out;
+  EXPECT_NE(source.out.find("WEBSD_EXPORT int websd_kernel_" + kernel + "(const float* const* inputs"),
+            std::string::npos)
+      << source.out;
+
+  const CommandResult unknown = run_websd({"inspect", plain_artifact(), "--source", "nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("has no kernel 'nope'; it has "), std::string::npos) << unknown.err;
+
+  const std::string copy = make_temp_dir("inspect-source") + "/art";
+  fs::copy(plain_artifact(), copy, fs::copy_options::recursive);
+  {
+    std::fstream file(copy + "/kernels/cpu_kernels.cpp", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(10);
+    file.put('#');
+  }
+  const CommandResult tampered = run_websd({"inspect", copy, "--source", kernel});
+  EXPECT_EQ(tampered.exit_code, 1);
+  EXPECT_NE(tampered.err.find("cpu_kernels.cpp"), std::string::npos) << tampered.err;
+}
+
 TEST(BenchCommand, ComparesTheArtifactWithItsModel) {
   const CommandResult result =
       run_websd({"bench", "--artifact", plain_artifact(), "--model", tiny_model(), "--runs", "1", "--json"});

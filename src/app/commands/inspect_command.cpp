@@ -9,6 +9,8 @@
 // each function's executor with its weights bound (kernels present, generated kernels' operand
 // shapes, weights present with their sizes and packings) and its input and output types against
 // what the model section makes generate pass; the tokenizer and the scheduler.
+// `websd inspect ART --source KERNEL` prints the source the artifact keeps of one kernel (of the
+// `kernels` section): a WGSL module, or a fused group's part of the CPU library's generated C++.
 
 #include <cstdio>
 #include <iostream>
@@ -33,6 +35,7 @@
 #include "runtime/artifact_weight_source.h"
 #include "runtime/executor.h"
 #include "runtime/launch_list.h"
+#include "targets/cpu/codegen/cpu_kernel_source.h"
 #include "targets/device_registry.h"
 
 namespace websd::app {
@@ -45,6 +48,7 @@ struct InspectOptions {
   ArtifactAccessOptions access;
   bool json = false;
   bool verify = false;
+  std::string source;  // --source KERNEL
 };
 
 // The kernels section is the compiler's: a list of {name, ...} objects (or of names) is
@@ -516,12 +520,58 @@ ordered_json verify_artifact(const artifact::Artifact& artifact, const InspectOp
             "executors", "signatures", "tokenizer", "scheduler"}}};
 }
 
+// --- --source -----------------------------------------------------------------------------------
+
+// The kernels section's entry for `name` (a WGSL module's kernels are "<module>:<entry>": the module
+// alone names its first), or an error that names a few it has.
+const nlohmann::json& kernel_entry(const artifact::Artifact& artifact, const std::string& name) {
+  const nlohmann::json* section = artifact.section("kernels");
+  std::vector<std::string> names;
+  if (section != nullptr && section->is_array()) {
+    for (const auto& kernel : *section) {
+      if (!kernel.is_object() || !kernel.contains("name") || !kernel["name"].is_string()) continue;
+      const std::string& own = kernel["name"].get_ref<const std::string&>();
+      if (own == name || own.rfind(name + ":", 0) == 0) return kernel;
+      names.push_back(own);
+    }
+  }
+  std::string some;
+  for (std::size_t i = 0; i < names.size() && i < 4; ++i) some += (i ? ", " : "") + names[i];
+  throw Error("inspect", artifact.dir() + " has no kernel '" + name + "'" +
+                             (names.empty() ? " (it has none)"
+                                            : "; it has " + std::to_string(names.size()) + ", such as " + some +
+                                                  " ('websd inspect " + artifact.dir() + "' lists them)"));
+}
+
+void print_kernel_source(const artifact::Artifact& artifact, const std::string& name) {
+  const nlohmann::json& kernel = kernel_entry(artifact, name);
+  const std::string own = kernel["name"].get<std::string>();
+  if (!kernel.contains("source") || !kernel["source"].is_string()) {
+    throw Error("inspect", artifact.dir() + " does not keep the source of kernel '" + own +
+                               "' (it was built before websd kept its kernels' source): rebuild it to read that");
+  }
+  const std::string path = kernel["source"].get<std::string>();
+  const std::vector<std::byte> bytes = artifact.file_bytes(path);  // its size and SHA-256 checked
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::cout << "// " << own << " (" << path << ")\n";
+  if (path.ends_with(".wgsl")) {
+    std::cout << text;
+  } else {
+    std::cout << codegen::cpu_kernel_source_of(text, own);
+  }
+  std::cout.flush();
+}
+
 void run_inspect(const InspectOptions& options) {
   artifact::ArtifactOpenOptions open_options;
   open_options.key_file = options.access.access().key_file;
   open_options.trust_key_files = options.access.trust_keys;
   open_options.allow_missing_key = !options.verify;
   const artifact::Artifact artifact = artifact::Artifact::open(options.artifact, open_options);
+  if (!options.source.empty()) {
+    print_kernel_source(artifact, options.source);
+    return;
+  }
   ordered_json summary = summarise(artifact);
   if (options.verify) summary["verified"] = verify_artifact(artifact, options);
   if (options.json) {
@@ -535,12 +585,19 @@ const bool registered = register_command(
     {"inspect", "Show what an artifact holds: functions, kernels, memory plans, weights", [](CLI::App& command) {
        auto options = std::make_shared<InspectOptions>();
        command.add_option("artifact", options->artifact, "Artifact directory (written by 'websd build')")->required();
-       command.add_flag("--json", options->json, "Print the summary as JSON");
-       command.add_flag("--verify", options->verify,
-                        "Run every check that 'websd generate --artifact' runs when it loads the artifact and calls "
-                        "its functions (model section, launch lists, kernel library, executors and their weights, "
-                        "tokenizer, scheduler), and check the SHA-256 of every weight shard and every file, kernel "
-                        "library included (an encrypted artifact needs --key-file)");
+       CLI::Option* json = command.add_flag("--json", options->json, "Print the summary as JSON");
+       CLI::Option* verify = command.add_flag(
+           "--verify", options->verify,
+           "Run every check that 'websd generate --artifact' runs when it loads the artifact and calls "
+           "its functions (model section, launch lists, kernel library, executors and their weights, "
+           "tokenizer, scheduler), and check the SHA-256 of every weight shard and every file, kernel "
+           "library included (an encrypted artifact needs --key-file)");
+       command
+           .add_option("--source", options->source,
+                       "Print the source the artifact keeps of kernel KERNEL (a name its kernels list; a WGSL "
+                       "module's own name is enough): the WGSL module, or the fused group's generated C++")
+           ->option_text("KERNEL")
+           ->excludes(json, verify);
        add_artifact_access_options(command, options->access, false);
        command.callback([options] { run_inspect(*options); });
      }});

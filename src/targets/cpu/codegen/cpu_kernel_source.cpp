@@ -356,6 +356,12 @@ void emit_entry(std::ostringstream& out, const CpuKernelSpec& kernel, const Work
   out << "  }\n  return 0;\n}\n";
 }
 
+// The definition starting at `begin` (a line of `source`) through its closing line "}".
+std::string definition_at(const std::string& source, std::size_t begin) {
+  const std::size_t end = source.find("\n}\n", begin);
+  return source.substr(begin, end == std::string::npos ? std::string::npos : end + 3 - begin);
+}
+
 }  // namespace
 
 std::vector<CpuKernelSpec> cpu_kernel_specs(const graph::Function& function) {
@@ -423,6 +429,20 @@ std::string cpu_kernel_source(const std::vector<CpuKernelSpec>& kernels) {
   out << "\nWEBSD_EXPORT const char* websd_kernel_library_manifest(void) {\n  return "
       << c_string_literal(cpu_kernel_manifest(kernels)) << ";\n}\n";
   return out.str();
+}
+
+std::string cpu_kernel_source_of(const std::string& source, const std::string& name) {
+  // emit_entry's comment line and signature (names are identifiers: no prefix of another matches
+  // up to the parenthesis).
+  const std::size_t entry = source.find("\n// " + name + "\nWEBSD_EXPORT int websd_kernel_" + name + "(");
+  if (entry == std::string::npos) throw Error("inspect", "the kernel source holds no kernel '" + name + "'");
+  const std::string entry_text = definition_at(source, entry + 1);
+  const std::size_t call = entry_text.find("websd_range_");
+  if (call == std::string::npos) return entry_text;  // an empty output: no range function
+  const std::string range = entry_text.substr(call, entry_text.find_first_of(",(", call) - call);
+  const std::size_t defined = source.find("static void " + range + "(");
+  if (defined == std::string::npos) return entry_text;
+  return definition_at(source, defined) + "\n" + entry_text;
 }
 
 }  // namespace websd::codegen

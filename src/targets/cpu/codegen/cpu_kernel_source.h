@@ -48,4 +48,9 @@ std::string cpu_kernel_manifest(const std::vector<CpuKernelSpec>& kernels);
 // program that reads more inputs than the kernel has.
 std::string cpu_kernel_source(const std::vector<CpuKernelSpec>& kernels);
 
+// Kernel `name`'s part of a translation unit cpu_kernel_source wrote: its entry point and the range
+// function that entry calls (several kernels of one body share it). Throws websd::Error("inspect")
+// when `source` has no such kernel.
+std::string cpu_kernel_source_of(const std::string& source, const std::string& name);
+
 }  // namespace websd::codegen

@@ -28,6 +28,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
+// Its generated C++, kept to read (`websd inspect --source KERNEL`).
+constexpr const char* kKernelSourcePath = "kernels/cpu_kernels.cpp";
 
 std::vector<std::byte> read_file_bytes(const std::string& path) {
   return InputFile("build", path, input_kinds::kArtifactFile).read_all_bytes();
@@ -148,10 +150,14 @@ GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled, cons
   });
   const fs::path scratch = lock.path();
   try {
+    const std::string source = codegen::cpu_kernel_source(specs);
     const codegen::SharedLibraryBuild library =
-        codegen::compile_shared_library(codegen::cpu_kernel_source(specs), (scratch / "cpu_kernels.so").string());
+        codegen::compile_shared_library(source, (scratch / "cpu_kernels.so").string());
     generated.compile_seconds = library.compile_seconds;
     generated.files.emplace_back(kKernelLibraryPath, read_file_bytes(library.library_path));
+    const auto* text = reinterpret_cast<const std::byte*>(source.data());
+    generated.files.emplace_back(kKernelSourcePath, std::vector<std::byte>(text, text + source.size()));
+    generated.sources[kKernelLibraryPath] = kKernelSourcePath;
   } catch (...) {
     fs::remove_all(scratch);
     throw;

@@ -148,6 +148,7 @@ GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled, c
   for (auto& [path, text] : files) {
     const auto* begin = reinterpret_cast<const std::byte*>(text.data());
     generated.files.emplace_back(path, std::vector<std::byte>(begin, begin + text.size()));
+    generated.sources[path] = path;
   }
   return generated;
 }

@@ -74,6 +74,31 @@ TEST(CpuKernelSource, IdenticalKernelsShareOneBody) {
   EXPECT_EQ(bodies, 3u);
 }
 
+// What `websd inspect --source KERNEL` prints of a CPU library: the kernel's entry point and the
+// range function it calls (shared by kernels of one body), nothing of the others.
+TEST(CpuKernelSource, OneKernelsPartIsItsEntryAndTheRangeItCalls) {
+  auto kernels = two_kernels();
+  kernels.push_back(kernels[0]);
+  kernels.back().name = "k_bias_silu_again";
+  const std::string source = cpu_kernel_source(kernels);
+  const std::string again = cpu_kernel_source_of(source, "k_bias_silu_again");
+  EXPECT_EQ(again.rfind("static void websd_range_0(", 0), 0u) << again;
+  EXPECT_NE(again.find("websd_silu("), std::string::npos) << again;
+  EXPECT_NE(again.find("// k_bias_silu_again\nWEBSD_EXPORT int websd_kernel_k_bias_silu_again("), std::string::npos);
+  EXPECT_EQ(again.substr(again.size() - 3), "\n}\n");
+  EXPECT_EQ(again.find("websd_kernel_k_clamp"), std::string::npos) << again;
+  EXPECT_EQ(again.find("websd_kernel_k_bias_silu("), std::string::npos) << again;
+  const std::string clamp = cpu_kernel_source_of(source, "k_clamp");
+  EXPECT_EQ(clamp.rfind("static void websd_range_1(", 0), 0u) << clamp;
+  EXPECT_EQ(clamp.find("websd_silu("), std::string::npos) << clamp;
+  try {
+    cpu_kernel_source_of(source, "k_bias");  // a prefix of a kernel's name is not that kernel
+    ADD_FAILURE() << "no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("no kernel 'k_bias'"), std::string::npos) << error.what();
+  }
+}
+
 TEST(CpuKernelSource, ManifestListsEveryKernelWithItsShapes) {
   const nlohmann::json manifest = nlohmann::json::parse(cpu_kernel_manifest(two_kernels()));
   EXPECT_EQ(manifest.at("abi"), 1);

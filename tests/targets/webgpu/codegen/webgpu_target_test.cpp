@@ -90,6 +90,8 @@ TEST(WebGpuTarget, TheFixtureBuildsWithEveryKernelAWgslFileOfTheArtifact) {
     }
   }
   EXPECT_GT(kernels, 50u);
+  // Each kernel's source is its WGSL module (what `websd inspect --source` prints).
+  for (const auto& entry : m["sections"]["kernels"]) EXPECT_EQ(entry["source"], entry["library"]) << entry;
 }
 
 TEST(WebGpuTarget, IdsAreInt32ConvWeightsRepackedAndLimitsStated) {
