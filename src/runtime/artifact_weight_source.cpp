@@ -1,5 +1,8 @@
 #include "runtime/artifact_weight_source.h"
 
+#include <optional>
+#include <string>
+
 #include "core/error.h"
 
 namespace websd::runtime {
@@ -21,12 +24,33 @@ void ArtifactWeightSource::release_held() {
   held_shard_.reset();
 }
 
+namespace {
+
+// The file the kernels section names as `library`'s kept source (`websd inspect --source`), if
+// another file.
+std::optional<std::string> kept_source_of(const artifact::Artifact& artifact, const std::string& library) {
+  const nlohmann::json* kernels = artifact.section("kernels");
+  if (kernels == nullptr || !kernels->is_array()) return std::nullopt;
+  for (const auto& kernel : *kernels) {
+    if (!kernel.is_object() || kernel.value("library", "") != library) continue;
+    const auto source = kernel.find("source");
+    if (source != kernel.end() && source->is_string() && *source != library) return source->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 KernelFileResolver artifact_kernel_files(const artifact::Artifact& artifact) {
   return [&artifact](const std::string& path) {
     // The path first, then the bytes checked: a device loading by path reads what was checked
     // unless the file is replaced in between, as with any local file.
     std::optional<std::string> local_path = artifact.local_file_path(path);
-    return KernelFile{artifact.file_bytes(path), std::move(local_path)};
+    KernelFile file{artifact.file_bytes(path), std::move(local_path)};
+    // Its source is never run, but checked with it: a byte changed anywhere in an artifact is
+    // refused by whatever loads it.
+    if (const std::optional<std::string> source = kept_source_of(artifact, path)) artifact.file_bytes(*source);
+    return file;
   };
 }
 
