@@ -51,16 +51,25 @@ const sgmatTiles = [{}, { ...direct }, { FM: 4, FN: 2, BM: 128, BN: 64, ...direc
                     { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128, ...direct }, { FM: 4, FN: 4, BM: 128, BN: 128, ...direct },
                     ...splits.map((split) => ({ ...split, ...direct })), { FM: 4, FN: 2, BM: 128, BN: 64, SPLIT_K: 4, ...direct },
                     { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, SPLIT_K: 4, ...direct }];
+// The same with f16 activations (_sgmat_a16: both operands' fragments straight from storage).
+const a16Tiles = [{}, { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64 }, { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128 },
+                  { SGM: 2, SGN: 1, FM: 4, FN: 4, BM: 128, BN: 64 }, { SGM: 2, SGN: 2, FM: 4, FN: 4, BM: 128, BN: 128 },
+                  { SGM: 2, SGN: 2, FM: 4, FN: 2, BM: 128, BN: 64 }, { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, BK: 64 },
+                  { SGM: 4, SGN: 2, FM: 2, FN: 2, BM: 128, BN: 64 },
+                  { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64, SPLIT_K: 2 }, { SPLIT_K: 4 }, { SPLIT_K: 8 }];
+const tilesOf = (tier, plain) => (tier === '_sgmat' ? sgmatTiles : tier === '_sgmat_a16' ? a16Tiles : plain);
 const conv = (hw, c, { tier = '', batch = 2, kernel = 3, o = c } = {}) => {
   const shape = { N: batch, H: P(hw), W: P(hw), C: C(c), O: C(o), KH: kernel, stride: 1, pad: kernel === 3 ? 1 : 0 };
   const M = shape.N * shape.H * shape.W;
-  return { family: `conv2d_nhwc${tier}`, shape, variants: tier === '_sgmat' ? sgmatTiles : convTiles,
+  // The _a16 kernel reads the input zero-padded.
+  const input = tier === '_sgmat_a16' ? shape.N * (shape.H + 2 * shape.pad) * (shape.W + 2 * shape.pad) * shape.C : M * shape.C;
+  return { family: `conv2d_nhwc${tier}`, shape, variants: tilesOf(tier, convTiles),
            flops: 2 * M * shape.O * kernel * kernel * shape.C,
-           inputs: { input: M * shape.C, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
+           inputs: { input, weight: shape.O * kernel * kernel * shape.C, bias: shape.O } };
 };
 const linear = (rows, k, n, tier = '') => {
   const shape = { M: T(rows), N: C(n), K: C(k) };
-  return { family: `matmul${tier}`, shape, variants: tier === '_sgmat' ? sgmatTiles : matmulTiles, constants: { HAS_BIAS: true },
+  return { family: `matmul${tier}`, shape, variants: tilesOf(tier, matmulTiles), constants: { HAS_BIAS: true },
            flops: 2 * shape.M * shape.N * shape.K, inputs: { x: shape.M * shape.K, w: shape.N * shape.K, bias: shape.N } };
 };
 // The GEMM cases of every tier (f32, _f16: f16 weights, _sgmat): SD 1.5's UNet at 512x512 (64x64 latents, batch 2) and its VAE decoder.
@@ -96,6 +105,7 @@ const cases = [
   ...gemmCases(''),
   ...gemmCases('_f16'),
   ...gemmCases('_sgmat'),
+  ...gemmCases('_sgmat_a16'),
   { name: 'attention self 4096 tok 8x40 b2', ...attention(4096, 4096, 8, 40) },
   { name: 'attention cross 4096x77 8x40 b2', ...attention(4096, 77, 8, 40) },
   { name: 'attention self 1024 tok 8x80 b2', ...attention(1024, 1024, 8, 80) },
@@ -112,6 +122,11 @@ const cases = [
     const shape = { rows: T(8192), F: C(1280) };
     return { name: 'geglu 8192x2560->1280', family: 'geglu', shape, bytes: 4 * 3 * shape.rows * shape.F,
              inputs: { x: 2 * shape.rows * shape.F } };
+  })(),
+  (() => {
+    const shape = { N: 2, H: P(64), W: P(64), C: C(320), pad: 1 };
+    const n = shape.N * shape.H * shape.W * shape.C;
+    return { name: 'pad_to_f16 64x64x320 b2 (_a16 operand)', family: 'pad_to_f16', shape, bytes: 6 * n, inputs: { x: n } };
   })(),
   (() => {
     const shape = { rows: T(8192), D: C(320) };

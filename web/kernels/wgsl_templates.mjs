@@ -83,7 +83,7 @@ export const FAMILIES = {
     plan(s, c) {
       const KW = s.KW ?? s.KH, stride = s.stride ?? 1, pad = s.pad ?? 0;
       const OH = Math.floor((s.H + 2 * pad - s.KH) / stride) + 1;
-      const OW = Math.floor((s.W + 2 * pad - KW) / stride) + 1;
+      const OW = conv2dOutputWidth(s);
       const M = s.N * OH * OW, tiles_m = ceilDiv(M, c.BM);
       const params = { N: s.N, H: s.H, W: s.W, C: s.C, OH, OW, O: s.O, KH: s.KH, KW, stride, pad, M,
                        K: s.KH * KW * s.C, tiles_m };
@@ -105,6 +105,10 @@ export const FAMILIES = {
   // (w, weight) is stored f16, as the tier holds every weight its GEMMs read.
   matmul_sgmat: sgmatFamily('matmul', false),
   conv2d_nhwc_sgmat: sgmatFamily('conv2d_nhwc', true),
+  // The same with the activations in f16 (x; the convolution's input zero-padded too), both
+  // operands' fragments straight from storage.
+  matmul_sgmat_a16: sgmatFamily('matmul', false, true),
+  conv2d_nhwc_sgmat_a16: sgmatFamily('conv2d_nhwc', true, true),
 
   attention: {
     constants: (s) => {
@@ -269,6 +273,19 @@ export const FAMILIES = {
     },
   },
 
+  // The subgroup-matrix tier's _a16 operands: f32 NHWC to f16, zero-padded on H and W.
+  pad_to_f16: {
+    constants: () => ({}),
+    bindings: [['x', 'read'], ['out', 'read_write']],
+    params: [['N', u], ['H', u], ['W', u], ['C', u], ['pad', u], ['total', u]],
+    // { N, H, W, C, pad }; sizes.out counts u32 words (two f16 each)
+    plan(s) {
+      if (s.C % 2) throw new Error('wgsl: pad_to_f16 needs an even C');
+      const total = (s.N * (s.H + 2 * s.pad) * (s.W + 2 * s.pad) * s.C) / 2;
+      return { params: { ...s, total }, launches: elementwise('pad_to_f16', total), sizes: { out: total } };
+    },
+  },
+
   upsample_nearest_nhwc: {
     constants: () => ({}),
     bindings: [['x', 'read'], ['out', 'read_write']],
@@ -328,6 +345,11 @@ function f16WeightFamily(base, weight) {
   };
 }
 
+// conv2d_nhwc's output width for its shape { W, KH, KW = KH, stride = 1, pad = 0 }.
+function conv2dOutputWidth(s) {
+  return Math.floor((s.W + 2 * (s.pad ?? 0) - (s.KW ?? s.KH)) / (s.stride ?? 1)) + 1;
+}
+
 // A GEMM's launches and sizes: `entry` over its column tiles x row tiles, times SPLIT_K (each
 // split's partial sums into the workspace), then with SPLIT_K > 1 splitk_reduce over the outputs.
 function gemmLaunches(entry, c, columnTiles, rowTiles, outputs) {
@@ -337,13 +359,15 @@ function gemmLaunches(entry, c, columnTiles, rowTiles, outputs) {
 }
 
 // A subgroup-matrix family over `base`'s contract: its Params, bindings and plan, other constants.
-function sgmatFamily(base, bias) {
+// a16: the activations (x, input) in f16 too, read as fragments from storage (the _a16 templates).
+function sgmatFamily(base, bias, a16 = false) {
+  const conv = base === 'conv2d_nhwc';
   return {
     features: kSubgroupMatrixFeatures,
-    f16Bindings: [base === 'conv2d_nhwc' ? 'weight' : 'w'],
+    f16Bindings: conv ? ['weight', ...(a16 ? ['input'] : [])] : ['w', ...(a16 ? ['x'] : [])],
     // In the compiler's order (the contract test compares the modules' text).
     constants: () => ({ SGM: [u, 2], SGN: [u, 2], FM: [u, 2], FN: [u, 2], BM: [u, 64], BN: [u, 64], BK: [u, 32],
-                        B_DIRECT: [b, false], SG_SIZE: [u, 32], MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
+                        B_DIRECT: [b, a16], SG_SIZE: [u, 32], MMA_M: [u, 16], MMA_N: [u, 16], MMA_K: [u, 16],
                         SPLIT_K: [u, 1], HAS_BIAS: [b, bias], HAS_RESIDUAL: [b, false], ACTIVATION: [u, 0] }),
     get bindings() { return FAMILIES[base].bindings; },
     get params() { return FAMILIES[base].params; },
@@ -356,16 +380,21 @@ function sgmatFamily(base, bias) {
         throw new Error('wgsl: BM, BN must be FM x FN fragments per subgroup, BK a multiple of MMA_K and 4');
       }
       const kv = c.BK / 4;
-      if (threads % kv || (c.BM * kv) % threads || (!c.B_DIRECT && (c.BN * kv) % threads)) {
+      if (threads % kv || (!a16 && (c.BM * kv) % threads) || (!c.B_DIRECT && (c.BN * kv) % threads)) {
         throw new Error('wgsl: tile loads do not divide among threads');
       }
       const [N, K] = base === 'matmul' ? [s.N, s.K] : [s.O, s.KH * (s.KW ?? s.KH) * s.C];
+      if (a16) {
+        if (!c.B_DIRECT || K % c.BK) throw new Error(`wgsl: ${base}_sgmat_a16 reads both operands directly: B_DIRECT, BK dividing K`);
+        if (conv && (conv2dOutputWidth(s) % 16 || s.C % 16)) throw new Error('wgsl: conv2d_nhwc_sgmat_a16 needs OW and C multiples of 16');
+        if (!conv && (s.M % 16 || s.K % 16)) throw new Error('wgsl: matmul_sgmat_a16 needs M and K multiples of 16');
+      }
       if ((base === 'matmul' ? s.K : s.C) % 4) throw new Error(`wgsl: ${base}_sgmat reads four k at a time: K, C multiples of 4`);
       // Dawn sizes w's binding from the fragment loads: one fragment at least.
       if (N * K < c.MMA_N * c.MMA_K) throw new Error(`wgsl: ${base}_sgmat needs a weight of one fragment at least`);
       // Whole fragments inside w at subgroup-uniform, 16-byte aligned offsets.
       if (c.B_DIRECT && (N % c.BN || K % c.BK || K % 8)) throw new Error('wgsl: B_DIRECT needs BN to divide N and BK to divide K');
-      const bytes = 2 * (c.BM + (c.B_DIRECT ? c.MMA_N : c.BN)) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
+      const bytes = 2 * ((a16 ? c.MMA_M : c.BM) + (c.B_DIRECT ? c.MMA_N : c.BN)) * (c.BK + 8) + 4 * c.SGM * c.SGN * c.MMA_M * c.MMA_N;
       if (bytes > 16384) throw new Error(`wgsl: ${bytes} bytes of workgroup memory`);
       return threads;
     },
@@ -459,6 +488,7 @@ export function specialize(constants, template) {
 
 // The constants' lines the compiler prepends.
 export function constantLines(constants) {
+  if (Object.keys(constants).length === 0) return '';
   return Object.entries(constants).map(([name, [type, value]]) => {
     let text;
     if (type === b) text = value ? 'true' : 'false';

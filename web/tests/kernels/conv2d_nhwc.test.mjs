@@ -33,6 +33,7 @@ function reference({ N, H, W, C, O, KH, stride = 1, pad = 0 }, input, oihw, bias
 test('conv2d_nhwc: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc'));
 test('conv2d_nhwc_f16: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_f16'));
 test('conv2d_nhwc_sgmat: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_sgmat'));
+test('conv2d_nhwc_sgmat_a16: the template agrees with the binding and Params tables', () => checkContract('conv2d_nhwc_sgmat_a16'));
 
 const cases = [
   { name: '3x3 s1 p1 2x12x12x40 -> 48, +residual', shape: { N: 2, H: 12, W: 12, C: 40, O: 48, KH: 3, stride: 1, pad: 1 }, residual: true },
@@ -83,4 +84,42 @@ for (const { family, tolerance, skip } of families) {
       assertClose(`${family} ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), tolerance);
     });
   }
+}
+
+// conv2d_nhwc_sgmat_a16: the input in f16, zero-padded by the launch before it (here by the test);
+// output rows of 16 and more pixels, channels in multiples of 16, both operands' fragments from
+// storage. Tolerance as conv2d_nhwc_sgmat's (the input rounds to f16 there too).
+function padded({ N, H, W, C, pad }, input) {
+  const HP = H + 2 * pad, WP = W + 2 * pad;
+  const out = new Float32Array(N * HP * WP * C);
+  for (let n = 0; n < N; n++) for (let h = 0; h < H; h++) {
+    out.set(input.subarray(((n * H + h) * W) * C, ((n * H + h + 1) * W) * C), ((n * HP + h + pad) * WP + pad) * C);
+  }
+  return out;
+}
+const a16Cases = [
+  { name: '3x3 s1 p1 2x16x16x32 -> 64, +residual, one subgroup of 4x4', residual: true,
+    shape: { N: 2, H: 16, W: 16, C: 32, O: 64, KH: 3, stride: 1, pad: 1 }, tiles: { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64 } },
+  { name: '3x3 s1 p1 1x8x32x48 -> 64, SiLU, 2x2 subgroups of 2x2, BK 16', silu: true,
+    shape: { N: 1, H: 8, W: 32, C: 48, O: 64, KH: 3, stride: 1, pad: 1 }, tiles: { BK: 16 } },
+  { name: '3x3 s2 p1 (downsample) 2x32x32x32 -> 32, split-K 3',
+    shape: { N: 2, H: 32, W: 32, C: 32, O: 32, KH: 3, stride: 2, pad: 1 }, tiles: { SGM: 1, SGN: 1, FM: 2, FN: 2, BM: 32, BN: 32, SPLIT_K: 3 } },
+  { name: '1x1 s1 p0 1x4x16x64 -> 128, 64x128 tiles', shape: { N: 1, H: 4, W: 16, C: 64, O: 128, KH: 1, stride: 1, pad: 0 },
+    tiles: { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128 } },
+];
+const a16Skip = (await unsupported('conv2d_nhwc_sgmat_a16')) ?? false;
+for (const { name, shape, residual, silu, tiles } of a16Cases) {
+  test(`conv2d_nhwc_sgmat_a16: ${name}`, { skip: a16Skip }, async () => {
+    const r = rng(name.length * 104729);
+    const { N, H, W, C, O, KH } = shape;
+    const input = r.floats(N * H * W * C);
+    const oihw = r.floats(O * C * KH * KH, 1 / Math.sqrt(C * KH * KH));
+    const bias = r.floats(O);
+    const OH = Math.floor((H + 2 * shape.pad - KH) / shape.stride) + 1, OW = Math.floor((W + 2 * shape.pad - KH) / shape.stride) + 1;
+    const inputs = { input: padded(shape, input), weight: repackConvWeight(oihw, O, C, KH, KH), bias };
+    if (residual) inputs.residual = r.floats(N * OH * OW * O);
+    const { out } = await run('conv2d_nhwc_sgmat_a16', shape, inputs,
+                              { HAS_BIAS: true, HAS_RESIDUAL: !!residual, ACTIVATION: silu ? 1 : 0, ...tiles });
+    assertClose(`conv2d_nhwc_sgmat_a16 ${name}`, out, reference(shape, input, oihw, bias, inputs.residual, silu), 2e-3);
+  });
 }

@@ -28,6 +28,7 @@ function reference({ M, N, K, batch = 1, sharedWeight = true }, x, w, bias, resi
 test('matmul: the template agrees with the binding and Params tables', () => checkContract('matmul'));
 test('matmul_f16: the template agrees with the binding and Params tables', () => checkContract('matmul_f16'));
 test('matmul_sgmat: the template agrees with the binding and Params tables', () => checkContract('matmul_sgmat'));
+test('matmul_sgmat_a16: the template agrees with the binding and Params tables', () => checkContract('matmul_sgmat_a16'));
 
 const cases = [
   // CLIP-like rows (77 * 2), K = 320, N not a tile multiple.
@@ -91,4 +92,32 @@ for (const { family, tolerance, skip } of families) {
       assertClose(`${family} ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), tolerance);
     });
   }
+}
+
+// matmul_sgmat_a16: x in f16 too, both operands' fragments from storage (M and K multiples of 16,
+// BK dividing K); rows past M in a tile's last fragments read row 0 and are not stored.
+const a16Cases = [
+  { name: 'linear 96x128x320 +bias +residual, one subgroup of 4x4', shape: { M: 96, N: 128, K: 320 }, bias: true, residual: true,
+    tiles: { SGM: 1, SGN: 1, FM: 4, FN: 4, BM: 64, BN: 64 } },
+  { name: 'linear 48x64x96 GELU, 2x2 subgroups of 2x2, BK 16', shape: { M: 48, N: 64, K: 96 }, bias: true, activation: 2,
+    tiles: { BK: 16 } },
+  { name: 'linear 32x64x640 split-K 5 SiLU', shape: { M: 32, N: 64, K: 640 }, bias: true, activation: 1,
+    tiles: { SGM: 1, SGN: 1, BM: 32, BN: 32, SPLIT_K: 5 } },
+  { name: 'batched 2x(80x128x64), per-batch weights, 64x128 tiles', shape: { M: 80, N: 128, K: 64, batch: 2, sharedWeight: false },
+    tiles: { SGM: 1, SGN: 2, FM: 4, FN: 4, BM: 64, BN: 128 } },
+];
+const a16Skip = (await unsupported('matmul_sgmat_a16')) ?? false;
+for (const { name, shape, bias, residual, activation = 0, tiles } of a16Cases) {
+  test(`matmul_sgmat_a16: ${name}`, { skip: a16Skip }, async () => {
+    const r = rng(name.length * 7919);
+    const batch = shape.batch ?? 1;
+    const x = r.floats(batch * shape.M * shape.K);
+    const w = r.floats((shape.sharedWeight === false ? batch : 1) * shape.N * shape.K, 0.2);
+    const inputs = { x, w };
+    if (bias) inputs.bias = r.floats(shape.N);
+    if (residual) inputs.residual = r.floats(batch * shape.M * shape.N);
+    const { out } = await run('matmul_sgmat_a16', shape, inputs,
+                              { HAS_BIAS: !!bias, HAS_RESIDUAL: !!residual, ACTIVATION: activation, ...tiles });
+    assertClose(`matmul_sgmat_a16 ${name}`, out, reference(shape, x, w, inputs.bias, inputs.residual, activation), 2e-3);
+  });
 }

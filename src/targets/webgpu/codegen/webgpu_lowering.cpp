@@ -141,6 +141,7 @@ struct GemmKernel {
   std::int64_t bm = 64, bn = 64;
   std::array<std::int64_t, 3> workgroup{16, 16, 1};
   std::int64_t split_k = 1;
+  bool b_direct = false;  // the weight's fragments straight from storage (subgroup-matrix)
 };
 
 // The splits of K for `tiles` output tiles of `outputs` f32 values whose workspace (one f32 per
@@ -221,7 +222,8 @@ GemmKernel gemm_kernel(const Lowering& how, std::int64_t M, std::int64_t N, std:
             bm,
             bn,
             {32, t.sgm * t.sgn, 1},
-            split};
+            split,
+            t.b_direct};
   }
   constexpr std::int64_t kTile = 64, kBK = 16;
   const bool f16_weight = b_is_weight && (tier == kF16Tier || tier == kSubgroupMatrixTier);
@@ -238,6 +240,48 @@ GemmKernel gemm_kernel(const Lowering& how, std::int64_t M, std::int64_t N, std:
           kTile,
           {16, 16, 1},
           split};
+}
+
+// The subgroup-matrix tier's GEMMs with f16 activations (`_sgmat_a16`): the activation is first
+// written as f16 (a convolution's zero-padded) into the node's workspace by pad_to_f16, and the GEMM
+// reads both operands as whole fragments from storage, staging nothing. It needs the weight's
+// fragments direct, K unsplit, the rows in whole fragments of neighbours (`rows_in_fragments`:
+// matmul M a multiple of 16; convolution OW and C multiples of 16) and the f16 copy (`f16_bytes`)
+// within one binding. It is not faster everywhere (H100, 2026-12-07, same-shape launches of SD 1.5's
+// UNet and VAE, staged -> a16): the 64x64 latents' 3x3 convolutions 0.41 -> 0.33 ms, the 32x32
+// latents' GEGLU projection (M 2048, K 640) 0.62 -> 0.35 ms, the 64x64 latents' K = 1280
+// projections 0.40 -> under 0.33 ms; but the VAE's convolutions from 128x128 (M 16384 and more:
+// 65 -> 52 TFLOP/s, where two subgroups share a staged A tile), the 64x64 latents' GEGLU projection
+// (K 320) and the 8x8 latents' (M 512) lost 15-20%. So: convolutions up to 8192 rows, linear
+// layers from 2048 rows with K from 640. The whole UNet CFG step moved 72 -> 72 ms with a16
+// everywhere it fits.
+bool takes_a16(const GemmKernel& kernel, bool conv, std::int64_t M, std::int64_t K, bool rows_in_fragments,
+               std::int64_t f16_bytes, const Lowering& how) {
+  const bool faster = conv ? M <= 8192 : M >= 2048 && K >= 640;
+  return kernel.suffix == "_sgmat" && kernel.b_direct && kernel.split_k == 1 && rows_in_fragments && faster &&
+         f16_bytes <= how.max_buffer_bytes;
+}
+
+// pad_to_f16's launch over operand 0 ([N, H, W, C] f32) into the workspace ([N, H + 2 pad, W + 2 pad,
+// C] f16), which the GEMM launches after it read as their first binding.
+LoweredNode f16_operand_launch(std::int64_t N, std::int64_t H, std::int64_t W, std::int64_t C, std::int64_t pad) {
+  KernelPlan plan = from_template(
+      "pad_to_f16", {}, {{"N", "u32"}, {"H", "u32"}, {"W", "u32"}, {"C", "u32"}, {"pad", "u32"}, {"total", "u32"}});
+  const std::int64_t pairs = N * (H + 2 * pad) * (W + 2 * pad) * C / 2;
+  plan.values = {{"N", N}, {"H", H}, {"W", W}, {"C", C}, {"pad", pad}, {"total", pairs}};
+  plan.workspace_bytes = 4 * pairs;
+  plan.launches.push_back({"pad_to_f16",
+                           fold_1d(ceil_div(pairs, kElementwiseWorkgroup)),
+                           {0, passes::kWorkspaceOperand},
+                           {Access::kRead, Access::kWrite}});
+  return finish(std::move(plan));
+}
+
+// `first`'s launches and files, then `then`'s (one node lowered to several modules).
+LoweredNode followed_by(LoweredNode first, LoweredNode then) {
+  for (auto& launch : then.launches) first.launches.push_back(std::move(launch));
+  for (auto& file : then.files) first.files.push_back(std::move(file));
+  return first;
 }
 
 // A GEMM node's launches: `entry` over the (N / BN) x row_tiles output tiles, or with split-K that
@@ -277,7 +321,9 @@ bool is_weight(const graph::Function& function, graph::ValueId id) {
 // x [.., K] @ w[N, K]^T (+ bias): leading dims fold into M; or batched a[b] @ bT[b]^T.
 LoweredNode lower_gemm(const graph::Function& function, const graph::Node& node, std::int64_t M, std::int64_t N,
                        std::int64_t K, std::int64_t batch, bool weight_batched, bool bias, const Lowering& how) {
-  const GemmKernel kernel = gemm_kernel(how, M, N, K, batch, K % 4 == 0, is_weight(function, node.inputs[1]));
+  GemmKernel kernel = gemm_kernel(how, M, N, K, batch, K % 4 == 0, is_weight(function, node.inputs[1]));
+  const bool a16 = takes_a16(kernel, false, M, K, M % 16 == 0, 2 * batch * M * K, how);
+  if (a16) kernel.suffix += "_a16";
   std::vector<std::string> unused = {"residual"};
   if (!bias) unused.push_back("bias");
   if (kernel.split_k == 1) unused.push_back("workspace");
@@ -298,10 +344,12 @@ LoweredNode lower_gemm(const graph::Function& function, const graph::Node& node,
                  {"stride_w", weight_batched ? N * K : 0},
                  {"stride_o", M * N}};
   const int out = static_cast<int>(node.inputs.size());
-  std::vector<int> reads = {0, 1};
+  std::vector<int> reads = {a16 ? passes::kWorkspaceOperand : 0, 1};
   if (bias) reads.push_back(2);
   plan_gemm_launches(plan, kernel, "matmul", N, tiles_m * batch, batch * M * N, reads, out);
-  return finish(std::move(plan));
+  if (!a16) return finish(std::move(plan));
+  plan.workspace_bytes = 2 * batch * M * K;
+  return followed_by(f16_operand_launch(1, 1, batch * M, K, 0), finish(std::move(plan)));
 }
 
 LoweredNode lower_linear(const graph::Function& function, const graph::Node& node, const Lowering& how) {
@@ -333,8 +381,13 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
   const Shape& out = type_of(function, node.outputs[0]).shape;
   const bool residual = node.inputs.size() == 4;
   const std::int64_t K = w[1] * w[2] * w[3];
-  const GemmKernel kernel =
+  GemmKernel kernel =
       gemm_kernel(how, out[0] * out[1] * out[2], w[0], K, 1, x[3] % 4 == 0, is_weight(function, node.inputs[1]));
+  const std::int64_t pad = node.attrs.get_int("padding", 0, "conv2d_nhwc");
+  const std::int64_t f16_bytes = 2 * x[0] * (x[1] + 2 * pad) * (x[2] + 2 * pad) * x[3];
+  const bool a16 =
+      takes_a16(kernel, true, out[0] * out[1] * out[2], K, out[2] % 16 == 0 && x[3] % 16 == 0, f16_bytes, how);
+  if (a16) kernel.suffix += "_a16";
   std::vector<std::string> unused;
   if (!residual) unused.push_back("residual");
   if (kernel.split_k == 1) unused.push_back("workspace");
@@ -367,15 +420,17 @@ LoweredNode lower_conv(const graph::Function& function, const graph::Node& node,
                  {"KH", w[2]},
                  {"KW", w[3]},
                  {"stride", static_cast<double>(node.attrs.get_int("stride", 1, "conv2d_nhwc"))},
-                 {"pad", static_cast<double>(node.attrs.get_int("padding", 0, "conv2d_nhwc"))},
+                 {"pad", static_cast<double>(pad)},
                  {"M", M},
                  {"K", K},
                  {"tiles_m", tiles_m}};
   const int out_operand = static_cast<int>(node.inputs.size());
-  std::vector<int> reads = {0, 1, 2};
+  std::vector<int> reads = {a16 ? passes::kWorkspaceOperand : 0, 1, 2};
   if (residual) reads.push_back(3);
   plan_gemm_launches(plan, kernel, "conv2d_nhwc", w[0], tiles_m, M * w[0], reads, out_operand);
-  return finish(std::move(plan));
+  if (!a16) return finish(std::move(plan));
+  plan.workspace_bytes = f16_bytes;
+  return followed_by(f16_operand_launch(x[0], x[1], x[2], x[3], pad), finish(std::move(plan)));
 }
 
 // Workgroup memory of the attention template's tiles (its header's formula).

@@ -18,6 +18,7 @@ diagnostic(off, chromium.subgroup_matrix_uniformity);
 
 alias Operand = vec4<f32>;
 alias WeightOperand = f16;  // the tier's weights are stored f16, never widened
+const A_DIRECT = false;     // input is f32 in storage: staged as f16 (conv2d_nhwc_sgmat_a16 reads f16 fragments)
 // requires: conv2d_io (common/conv2d_io.wgsl: struct Params, the bindings, the entry points)
 
 // requires: erf (common/erf.wgsl: fn erf_f32, to about 1e-7 absolute)
@@ -44,3 +45,6 @@ fn load_b(n: u32, k: u32) -> vec4<f16> {
 fn b_fragment(n: u32, k: u32) -> RightFragment {
   return subgroupMatrixLoad<RightFragment, col_major>(&weight, n * params.K + k, params.K);
 }
+
+// Never called (A is staged), but sgmat_gemm's direct branch must type-check.
+fn a_fragment(m: u32, k: u32) -> LeftFragment { return LeftFragment(); }

@@ -101,15 +101,21 @@ TEST(WebGpuLowering, TheSubgroupMatrixTierRunsLinearLayersAndConvolutionsOnItsOw
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[0]).launches[0].f16_weights.empty());
   EXPECT_TRUE(lower_webgpu_node(function, function.nodes()[1]).launches[0].f16_weights.empty());
   // 16384 rows of 1024 columns: two subgroups of 4x4 fragments side by side (64x128 tiles of 64
-  // threads), the weight's fragments read straight from storage.
-  const auto big = b.input("big", {DType::kF32, {16, 1024, 64}});
-  function.set_outputs({b.op("linear", {big, b.weight("w2", {1024, 64})})});
+  // threads), both operands' fragments read straight from storage: x written as f16 first.
+  const auto big = b.input("big", {DType::kF32, {16, 1024, 640}});
+  function.set_outputs({b.op("linear", {big, b.weight("w2", {1024, 640})})});
   const LoweredNode wide = lower_webgpu_node(function, function.nodes()[2], kSubgroupMatrixTier);
-  EXPECT_EQ(wide.launches[0].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 2, 1}));
-  EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{8, 256, 1}));
-  EXPECT_NE(text_of(wide).find("const FM: u32 = 4u;\nconst FN: u32 = 4u;\nconst BM: u32 = 64u;\nconst BN: u32 = 128u;"),
+  ASSERT_EQ(wide.launches.size(), 2u);
+  EXPECT_EQ(wide.launches[0].kernel.entry, "pad_to_f16");
+  EXPECT_EQ(wide.launches[0].dispatch, (std::array<std::int64_t, 3>{20480, 1, 1}));
+  EXPECT_EQ(wide.launches[1].kernel.workgroup_size, (std::array<std::int64_t, 3>{32, 2, 1}));
+  EXPECT_EQ(wide.launches[1].dispatch, (std::array<std::int64_t, 3>{8, 256, 1}));
+  EXPECT_EQ(wide.launches[1].operands, (std::vector<int>{passes::kWorkspaceOperand, 1, 2}));
+  const std::string& gemm = wide.files[1].second;
+  EXPECT_NE(wide.files[1].first.find("kernels/matmul_sgmat_a16_"), std::string::npos);
+  EXPECT_NE(gemm.find("const FM: u32 = 4u;\nconst FN: u32 = 4u;\nconst BM: u32 = 64u;\nconst BN: u32 = 128u;"),
             std::string::npos);
-  EXPECT_NE(text_of(wide).find("const B_DIRECT: bool = true;"), std::string::npos);
+  EXPECT_NE(gemm.find("const B_DIRECT: bool = true;"), std::string::npos);
   // A weight smaller than one fragment (the VAE's 4x4 post_quant_conv) takes the f16 tier's kernel:
   // Dawn sizes the subgroup-matrix kernels' weight binding from their fragment loads.
   const auto latent = b.input("latent", {DType::kF32, {1, 64, 64, 4}});
@@ -191,13 +197,24 @@ TEST(WebGpuLowering, SmallGemmsSplitKOverAWorkspaceInEveryTier) {
   const auto big = b.input("big", {DType::kF32, {2, 64, 64, 320}});
   function.set_outputs({b.op("conv2d_nhwc", {big, b.weight("k2", {320, 320, 3, 3}), b.weight("kb2", {320})},
                              {{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}})});
-  for (const char* tier : {kF32Tier, kSubgroupMatrixTier}) {
-    const LoweredNode whole = lower_webgpu_node(function, function.nodes()[2], tier);
-    ASSERT_EQ(whole.launches.size(), 1u);
-    EXPECT_EQ(whole.launches[0].workspace_bytes, 0);
-    EXPECT_NE(text_of(whole).find("var<private> workspace: array<f32, 1>;"), std::string::npos);
-    EXPECT_NE(text_of(whole).find("const SPLIT_K: u32 = 1u;"), std::string::npos);
-  }
+  const LoweredNode whole = lower_webgpu_node(function, function.nodes()[2]);
+  ASSERT_EQ(whole.launches.size(), 1u);
+  EXPECT_EQ(whole.launches[0].workspace_bytes, 0);
+  EXPECT_NE(text_of(whole).find("var<private> workspace: array<f32, 1>;"), std::string::npos);
+  EXPECT_NE(text_of(whole).find("const SPLIT_K: u32 = 1u;"), std::string::npos);
+  // The subgroup-matrix tier's: its input first written as f16, zero-padded (66 x 66 pixels), into
+  // the workspace, which the convolution (unsplit) reads as its first binding.
+  const LoweredNode a16 = lower_webgpu_node(function, function.nodes()[2], kSubgroupMatrixTier);
+  ASSERT_EQ(a16.launches.size(), 2u);
+  ASSERT_EQ(a16.files.size(), 2u);
+  EXPECT_EQ(a16.launches[0].kernel.entry, "pad_to_f16");
+  EXPECT_EQ(a16.launches[0].operands, (std::vector<int>{0, passes::kWorkspaceOperand}));
+  EXPECT_EQ(a16.launches[1].kernel.entry, "conv2d_nhwc");
+  EXPECT_EQ(a16.launches[1].operands, (std::vector<int>{passes::kWorkspaceOperand, 1, 2, 3}));
+  EXPECT_EQ(a16.launches[1].kernel.bindings[0], Access::kRead);
+  for (const auto& launch : a16.launches) EXPECT_EQ(launch.workspace_bytes, 2 * 2 * 66 * 66 * 320);
+  EXPECT_EQ(a16.files[1].first.find("kernels/conv2d_nhwc_sgmat_a16_"), 0u);
+  EXPECT_NE(a16.files[1].second.find("const SPLIT_K: u32 = 1u;"), std::string::npos);
 }
 
 TEST(WebGpuLowering, TheSubgroupMatrixTierKeepsTheF32AttentionWhichRanFasterThanItsOwn) {

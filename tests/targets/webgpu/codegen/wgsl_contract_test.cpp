@@ -26,7 +26,17 @@ struct Case {
   std::string family;  // the JS table's
   nlohmann::json shape;
   LoweredNode lowered;
+  std::size_t part = 0;  // which of the node's modules (and the launches of it) the family is
 };
+
+// The launches of `lowered` that run its module `part`.
+std::vector<const passes::NodeLaunch*> launches_of(const LoweredNode& lowered, std::size_t part) {
+  std::vector<const passes::NodeLaunch*> launches;
+  for (const passes::NodeLaunch& launch : lowered.launches) {
+    if (launch.kernel.file == lowered.files[part].first) launches.push_back(&launch);
+  }
+  return launches;
+}
 
 std::string hex(const std::vector<std::byte>& bytes) {
   static const char* digits = "0123456789abcdef";
@@ -79,31 +89,38 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
   graph::FunctionBuilder b(function);
   const Attrs conv_attrs{{"stride", std::int64_t{1}}, {"padding", std::int64_t{1}}};
   const auto x = b.input("x", {DType::kF32, {2, 80, 32}});
-  const auto big = b.input("big", {DType::kF32, {16, 1024, 64}});
+  const auto big = b.input("big", {DType::kF32, {16, 1024, 640}});
   const auto image = b.input("image", {DType::kF32, {2, 12, 12, 40}});
   const auto small = b.input("small", {DType::kF32, {2, 8, 8, 1280}});
   const auto q = b.input("q", {DType::kF32, {2, 8, 64, 40}});
   const auto k = b.input("k", {DType::kF32, {2, 8, 64, 40}});
   const auto v = b.input("v", {DType::kF32, {2, 8, 64, 40}});
   const auto t = b.input("t", {DType::kF32, {2, 1280}});
+  const auto latents = b.input("latents", {DType::kF32, {2, 16, 16, 32}});
   std::vector<graph::ValueId> outputs = {
       b.op("linear", {x, b.weight("w", {96, 32}), b.weight("wb", {96})}),
-      b.op("linear", {big, b.weight("w2", {1024, 64})}),
+      b.op("linear", {big, b.weight("w2", {1024, 640})}),
       b.op("conv2d_nhwc", {image, b.weight("k", {48, 40, 3, 3}), b.weight("kb", {48})}, conv_attrs),
       b.op("conv2d_nhwc", {small, b.weight("k2", {1280, 1280, 3, 3}), b.weight("kb2", {1280})}, conv_attrs),
       b.op("group_norm_nhwc", {image, b.weight("g", {40}), b.weight("be", {40})},
            {{"groups", std::int64_t{8}}, {"eps", 1e-6}, {"activation", std::string("silu")}}),
       b.op("attention", {q, k, v}, {{"scale", 0.158113883}, {"causal", std::int64_t{0}}}),
-      b.op("linear", {t, b.weight("w3", {1280, 1280}), b.weight("wb3", {1280})})};
+      b.op("linear", {t, b.weight("w3", {1280, 1280}), b.weight("wb3", {1280})}),
+      b.op("conv2d_nhwc", {latents, b.weight("k4", {64, 32, 3, 3}), b.weight("kb4", {64})}, conv_attrs)};
   function.set_outputs(outputs);
   const auto& nodes = function.nodes();
   std::vector<Case> cases = {
       {"matmul", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0])},
       {"matmul_f16", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0], kF16Tier)},
       {"matmul_sgmat", {{"M", 160}, {"N", 96}, {"K", 32}}, lower_webgpu_node(function, nodes[0], kSubgroupMatrixTier)},
-      {"matmul_sgmat",
-       {{"M", 16384}, {"N", 1024}, {"K", 64}},
+      // f16 activations: pad_to_f16 into the workspace, then the GEMM reading both operands' fragments.
+      {"pad_to_f16",
+       {{"N", 1}, {"H", 1}, {"W", 16384}, {"C", 640}, {"pad", 0}},
        lower_webgpu_node(function, nodes[1], kSubgroupMatrixTier)},
+      {"matmul_sgmat_a16",
+       {{"M", 16384}, {"N", 1024}, {"K", 640}},
+       lower_webgpu_node(function, nodes[1], kSubgroupMatrixTier),
+       1},
       {"conv2d_nhwc",
        {{"N", 2}, {"H", 12}, {"W", 12}, {"C", 40}, {"O", 48}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
        lower_webgpu_node(function, nodes[2])},
@@ -130,15 +147,23 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
       {"matmul_f16", {{"M", 2}, {"N", 1280}, {"K", 1280}}, lower_webgpu_node(function, nodes[6], kF16Tier)},
       {"matmul_sgmat",
        {{"M", 2}, {"N", 1280}, {"K", 1280}},
-       lower_webgpu_node(function, nodes[6], kSubgroupMatrixTier)}};
-  for (const std::size_t split : {7, 10, 11, 12, 13}) {
+       lower_webgpu_node(function, nodes[6], kSubgroupMatrixTier)},
+      {"pad_to_f16",
+       {{"N", 2}, {"H", 16}, {"W", 16}, {"C", 32}, {"pad", 1}},
+       lower_webgpu_node(function, nodes[7], kSubgroupMatrixTier)},
+      {"conv2d_nhwc_sgmat_a16",
+       {{"N", 2}, {"H", 16}, {"W", 16}, {"C", 32}, {"O", 64}, {"KH", 3}, {"stride", 1}, {"pad", 1}},
+       lower_webgpu_node(function, nodes[7], kSubgroupMatrixTier),
+       1}};
+  for (const std::size_t split : {8, 11, 12, 13, 14}) {
     ASSERT_GT(cases[split].lowered.launches.size(), 1u) << "case " << split << " no longer splits K";
   }
 
   const std::string dir = test::make_temp_dir("wgsl-contract");
   nlohmann::json jobs = nlohmann::json::array();
   for (const Case& c : cases) {
-    jobs.push_back({{"family", c.family}, {"shape", c.shape}, {"constants", constants_of(c.lowered.files[0].second)}});
+    jobs.push_back(
+        {{"family", c.family}, {"shape", c.shape}, {"constants", constants_of(c.lowered.files[c.part].second)}});
   }
   std::ofstream(dir + "/jobs.json") << jobs.dump();
   const std::string command = "node " + std::string(WEBSD_TEST_SOURCE_DIR) + "/wgsl_contract.mjs " +
@@ -155,15 +180,16 @@ TEST(WgslContract, TheCompilerAndTheJsTablesAgreeByteForByte) {
     const Case& c = cases[i];
     const nlohmann::json& js = results[i];
     SCOPED_TRACE(c.family + " " + c.shape.dump());
-    ASSERT_EQ(js["launches"].size(), c.lowered.launches.size());
-    for (std::size_t l = 0; l < c.lowered.launches.size(); ++l) {
-      const passes::NodeLaunch& launch = c.lowered.launches[l];
+    const std::vector<const passes::NodeLaunch*> launches = launches_of(c.lowered, c.part);
+    ASSERT_EQ(js["launches"].size(), launches.size());
+    for (std::size_t l = 0; l < launches.size(); ++l) {
+      const passes::NodeLaunch& launch = *launches[l];
       EXPECT_EQ(js["launches"][l]["entry"], launch.kernel.entry);
       EXPECT_EQ(js["launches"][l]["dispatch"].get<std::vector<std::int64_t>>(),
                 std::vector<std::int64_t>(launch.dispatch.begin(), launch.dispatch.end()));
       EXPECT_EQ(js["uniforms"], hex(launch.uniforms));
     }
-    const std::string& text = c.lowered.files[0].second;
+    const std::string& text = c.lowered.files[c.part].second;
     EXPECT_EQ(wgsl_drop_bindings(wgsl_all_bindings_writable(js["code"].get<std::string>()), dropped_in(text)), text);
   }
 }
