@@ -67,6 +67,10 @@ struct ArtifactBackend::State {
         device(*owned_device) {
     weights.set_release_shards(!device.limits().adopts_weight_bytes);
     const std::string& dir = artifact.dir();
+    if (const nlohmann::json* needs = artifact.section("device_requirements");
+        needs != nullptr && needs->is_object() && target.check_requirements) {
+      target.check_requirements(*needs, dir);
+    }
     const ArtifactModel model = read_artifact_model(artifact.section("model"), dir);
     info = model.info;
     width = model.width;

@@ -244,7 +244,8 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   // The target's generated kernels for every function, in the files it chooses.
   graph::Module compiled_module;
   for (const auto& function : compiled) compiled_module.add_function(function, module.origin(function.symbol()));
-  const GeneratedKernels kernels = target.generate_kernels(compiled_module, tiers, options.progress);
+  const GeneratedKernels kernels =
+      target.generate_kernels(compiled_module, {tiers, options.cpu_arch}, options.progress);
   report.kernel_compile_seconds = kernels.compile_seconds;
   for (const auto& [path, bytes] : kernels.files) writer.add_file(path, bytes);
   for (const auto& [path, bytes] : runtime_files) writer.add_file(path, bytes);
@@ -326,10 +327,12 @@ BuildReport build_artifact(const BuildOptions& options, const Target& target) {
   writer.set_section("launch_lists", launch_lists);
   writer.set_section("memory_plans", memory_plans);
   writer.set_section("kernels", kernel_section);
-  if (nlohmann::json requirements = target.device_requirements(lowered, tiers.empty() ? "" : tiers.front());
-      !requirements.is_null()) {
-    writer.set_section("device_requirements", std::move(requirements));
+  nlohmann::json requirements = target.device_requirements(lowered, tiers.empty() ? "" : tiers.front());
+  if (kernels.requirements.is_object()) {
+    if (requirements.is_null()) requirements = nlohmann::json::object();
+    requirements.update(kernels.requirements);
   }
+  if (!requirements.is_null()) writer.set_section("device_requirements", std::move(requirements));
   if (!tiers.empty()) {
     // Every tier written, the base first, with what a device must offer to run it (the base's:
     // the device_requirements section); the runtime takes the best one the device offers (or the

@@ -40,6 +40,8 @@ struct BuildOptions {
   std::vector<artifact::ImageSize> sizes;
   // The target's kernel tiers to write (Target::tiers names); empty: all. The base tier is always written.
   std::vector<std::string> tiers;
+  // The instruction set the CPU target's kernel library is built for (cpu::kCpuArchs); empty: x86-64.
+  std::string cpu_arch;
   const tuning::TuningDb* tuning_db = nullptr;
   std::optional<std::string> key_file;               // AES-256 key: encrypt the weight shards
   std::optional<std::string> sign_key_file;          // Ed25519 private key (PEM): sign the manifest

@@ -53,7 +53,17 @@ struct GeneratedKernels {
   // A kernel file (of `kernels`) -> the artifact file that keeps its source to read (`websd inspect
   // --source`): a WGSL module is its own; a compiled library has its generated C++ beside it.
   std::map<std::string, std::string> sources;
+  // What running them asks of the device besides the launch lists' needs, merged into the
+  // manifest's device_requirements (the CPU: {"cpu_arch": ...}, the instruction set its library is
+  // built for); null: nothing.
+  nlohmann::json requirements;
   double compile_seconds = 0;
+};
+
+// What a build asks of a target's generated kernels.
+struct KernelBuildOptions {
+  std::vector<std::string> tiers;  // as lower_node takes them
+  std::string cpu_arch;  // the CPU target's instruction set (targets/cpu/runtime/cpu_arch.h); empty: its default
 };
 
 // A kernel tier: a whole second lowering of the same compiled functions (the same graph, values
@@ -92,8 +102,9 @@ class Target {
   // The layout weight `id` of a compiled function is stored in; nullopt for plain row-major.
   virtual std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const = 0;
   // Generates (and, where the target needs it, compiles) the kernels of the compiled functions in
-  // each of `tiers` (as lower_node takes them).
-  virtual GeneratedKernels generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
+  // each of options.tiers, for options.cpu_arch where the target compiles for a CPU. Throws
+  // websd::Error("build") for an option the target does not take.
+  virtual GeneratedKernels generate_kernels(const graph::Module& compiled, const KernelBuildOptions& options,
                                             const std::function<void(const std::string&)>& progress) const = 0;
   // The device the artifact's kernels and weight layouts were made for (recorded in the model section).
   virtual std::string device_name() const = 0;

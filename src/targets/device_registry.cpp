@@ -4,6 +4,7 @@
 #include "core/message_text.h"
 
 #if WEBSD_TARGET_CPU
+#include "targets/cpu/runtime/cpu_arch.h"
 #include "targets/cpu/runtime/cpu_device.h"
 #include "targets/cpu/runtime/cpu_memory_check.h"
 #endif
@@ -21,14 +22,21 @@ const std::vector<DeviceTarget>& device_targets() {
        cpu::require_memory(list, cpu::cpu_memory_need(list, weights_to_load),
                            before_run ? cpu::MemoryCheckTime::kBeforeRun : cpu::MemoryCheckTime::kAtLoad);
      },
-     [](const runtime::LaunchList& list) { return cpu::memory_fits(cpu::cpu_memory_need(list, true)); }},
+     [](const runtime::LaunchList& list) { return cpu::memory_fits(cpu::cpu_memory_need(list, true)); },
+     [](const nlohmann::json& requirements, const std::string& artifact_dir) {
+       const auto arch = requirements.find("cpu_arch");
+       if (arch == requirements.end() || !arch->is_string()) return;  // built before websd recorded it: x86-64
+       const std::string refusal = cpu::cpu_arch_refusal(arch->get<std::string>());
+       if (!refusal.empty()) throw Error("artifact", artifact_dir + ": " + refusal);
+     }},
 #endif
 #if WEBSD_TARGET_WEBGPU
     {"webgpu",
      "the GPU behind the page's WebGPU bridge (web/bridge)",
      [] { return std::make_unique<webgpu::WebGpuDevice>(); },
      {},   // no host-memory check: a GPU allocation that fails is reported by the bridge
-     {}},  // decodes are tiled only when asked (--vae-tiling on)
+     {},   // decodes are tiled only when asked (--vae-tiling on)
+     {}},  // the bridge checks the adapter against the requirements
 #endif
   };
   return targets;

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct DeviceTarget {
   // Whether a function fits with its weights, asked before a run (to choose a tiled VAE decode);
   // null: it is assumed to.
   std::function<bool(const runtime::LaunchList&)> memory_fits;
+  // Throws websd::Error("artifact") naming the artifact folder when this machine lacks what the
+  // artifact's device_requirements section asks (the CPU: the instruction set its kernel library is
+  // built for), before any kernel loads. Null: nothing to check on the host (a GPU's bridge checks
+  // its adapter).
+  std::function<void(const nlohmann::json& requirements, const std::string& artifact_dir)> check_requirements;
 };
 
 // Every target whose artifacts this build runs, in a fixed order.

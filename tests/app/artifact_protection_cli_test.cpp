@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "support/fixtures.h"
 #include "support/run_command.h"
 #include "support/signing_key_files.h"
+#include "targets/cpu/runtime/cpu_arch.h"
 
 namespace websd::test {
 namespace {
@@ -229,6 +231,44 @@ TEST(ArtifactProtectionCli, AnArtifactOfTheFormatBeforeSealsAsksForARebuild) {
   const std::string rebuild = "format version 2 is older than this websd reads (3 to 3) (rebuild the artifact";
   expect_error(generate(artifact, dir + "/out.png"), {rebuild});
   expect_error(inspect_verify(artifact), {rebuild});
+}
+
+// `build --cpu-arch`: the kernel library's instruction set in device_requirements; an artifact for
+// another one (here: a resealed edit naming aarch64) refused by generate and inspect --verify
+// before any work, in one sentence; unknown and misplaced choices refused by build.
+TEST(ArtifactProtectionCli, AnArtifactForAnotherInstructionSetIsRefusedBeforeAnyWork) {
+  const std::string dir = make_temp_dir("cpu-arch");
+  const std::string artifact = build(dir + "/art", {"--cpu-arch", "x86-64-v3"});
+  nlohmann::json manifest = nlohmann::json::parse(read_text(artifact + "/manifest.json"));
+  ASSERT_EQ(manifest["sections"]["device_requirements"], (nlohmann::json{{"cpu_arch", "x86-64-v3"}}));
+  if (cpu::cpu_arch_refusal("x86-64-v3").empty()) {
+    const CommandResult ran = generate(artifact, dir + "/v3.png");
+    EXPECT_EQ(ran.exit_code, 0) << describe(ran);
+  }
+  manifest["sections"]["device_requirements"]["cpu_arch"] = "aarch64";
+  write_text(artifact + "/manifest.json", manifest.dump(2) + "\n");
+  reseal(artifact);
+  const std::string refused = "its kernels are built for aarch64 and this machine is " + cpu::host_cpu_arch();
+  expect_error(generate(artifact, dir + "/out.png"), {"[artifact] " + artifact + ": " + refused});
+  EXPECT_FALSE(fs::exists(dir + "/out.png"));
+  expect_error(inspect_verify(artifact), {refused});
+
+  const std::vector<std::string> model = {"build", "--model", fixture_path("tiny-sd15/model"), "--out", dir + "/x"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = model;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_websd(args);
+  };
+  expect_error(with({"--target", "cpu", "--cpu-arch", "zen4"}),
+               {"--cpu-arch zen4: not an instruction set websd builds for (use x86-64, x86-64-v2, x86-64-v3, "
+                "x86-64-v4, aarch64)"});
+  expect_error(with({"--target", "webgpu", "--cpu-arch", "x86-64"}), {"--cpu-arch is for --target cpu, not webgpu"});
+  if (cpu::host_cpu_arch() != "aarch64" && ::system("command -v aarch64-linux-gnu-g++ >/dev/null 2>&1") != 0) {
+    expect_error(with({"--target", "cpu", "--cpu-arch", "aarch64"}),
+                 {"--cpu-arch aarch64 needs the cross compiler aarch64-linux-gnu-g++, which is not installed "
+                  "(Debian: apt-get install g++-aarch64-linux-gnu)"});
+  }
+  EXPECT_FALSE(fs::exists(dir + "/x"));
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "compiler/build_artifact.h"
 #include "compiler/target_registry.h"
 #include "core/error.h"
+#include "targets/cpu/runtime/cpu_arch.h"
 #include "tuning/tuning_db.h"
 
 namespace websd::app {
@@ -33,6 +34,7 @@ struct BuildCommandOptions {
   std::string dtype = "f32";
   std::vector<std::string> sizes;
   std::vector<std::string> tiers;
+  std::string cpu_arch;  // --cpu-arch
   std::int64_t width = 0;
   std::int64_t height = 0;
   std::string tuning_db;
@@ -80,6 +82,14 @@ void run_build(const BuildCommandOptions& options) {
   build.out = options.out;
   build.sizes = image_sizes(options);
   build.tiers = options.tiers;
+  if (!options.cpu_arch.empty()) {
+    if (target.name() != "cpu") throw Error("build", "--cpu-arch is for --target cpu, not " + target.name());
+    if (!cpu::is_cpu_arch(options.cpu_arch)) {
+      throw Error("build", "--cpu-arch " + options.cpu_arch + ": not an instruction set websd builds for (use " +
+                               cpu::cpu_arch_list() + ")");
+    }
+  }
+  build.cpu_arch = options.cpu_arch;
   build.dump_ir_dir = options.dump_ir;
   if (!options.key_file.empty()) build.key_file = options.key_file;
   if (!options.sign_key_file.empty()) build.sign_key_file = options.sign_key_file;
@@ -145,6 +155,12 @@ const bool registered = register_command(
                "kernel tiers to write, comma-separated (webgpu: f32, f16, subgroup-matrix); the base tier (f32) is "
                "always written; the runtime picks the best one the device offers (default: all)")
            ->delimiter(',');
+       command
+           .add_option("--cpu-arch", options->cpu_arch,
+                       "cpu target: the instruction set the kernel library is built for, x86-64 (default: every 64-bit "
+                       "x86), x86-64-v2, x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or aarch64 (with Debian's "
+                       "g++-aarch64-linux-gnu); a machine without it refuses the artifact")
+           ->option_text("ARCH");
        command.add_option("--width", options->width, "image width the artifact runs (default: the model's)")
            ->check(integer_range(1, std::numeric_limits<std::int64_t>::max()));
        command.add_option("--height", options->height, "image height the artifact runs (default: the model's)")

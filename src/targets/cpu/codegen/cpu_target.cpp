@@ -19,6 +19,7 @@
 #include "targets/cpu/codegen/cpu_kernel_source.h"
 #include "targets/cpu/codegen/shared_library_compiler.h"
 #include "targets/cpu/reference/cpu_executor.h"
+#include "targets/cpu/runtime/cpu_arch.h"
 #include "targets/cpu/runtime/cpu_kernels.h"
 #include "tuning/apply_tuning.h"
 #include "tuning/cpu_device.h"
@@ -26,6 +27,36 @@
 namespace websd::compiler {
 namespace fs = std::filesystem;
 namespace {
+
+// Whether `program` is an executable file in a folder of $PATH.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string folders = path != nullptr ? path : "";
+  for (std::size_t begin = 0; begin <= folders.size();) {
+    const std::size_t end = std::min(folders.find(':', begin), folders.size());
+    const std::string folder = folders.substr(begin, end - begin);
+    if (!folder.empty() && ::access((folder + "/" + program).c_str(), X_OK) == 0) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// How the kernel library is compiled for `arch` (one of cpu::kCpuArchs): -march of the level, and
+// for the other family the cross compiler Debian ships (g++-aarch64-linux-gnu, g++-x86-64-linux-gnu).
+codegen::SharedLibraryOptions library_options(const std::string& arch) {
+  codegen::SharedLibraryOptions options;
+  const bool arm = arch == "aarch64";
+  options.march = arm ? "armv8-a" : arch;
+  if (arm != (cpu::host_cpu_arch() == "aarch64")) {
+    options.compiler = arm ? "aarch64-linux-gnu-g++" : "x86_64-linux-gnu-g++";
+    if (!on_path(options.compiler)) {
+      throw Error("build", "--cpu-arch " + arch + " needs the cross compiler " + options.compiler +
+                               ", which is not installed (Debian: apt-get install " +
+                               (arm ? "g++-aarch64-linux-gnu" : "g++-x86-64-linux-gnu") + ")");
+    }
+  }
+  return options;
+}
 
 constexpr const char* kKernelLibraryPath = "kernels/cpu_kernels.so";
 // Its generated C++, kept to read (`websd inspect --source KERNEL`).
@@ -130,12 +161,19 @@ std::optional<WeightLayout> CpuTarget::weight_layout(const graph::Function& func
   return WeightLayout{packing->layout, std::move(packing->pack)};
 }
 
-GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled, const std::vector<std::string>&,
+GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled, const KernelBuildOptions& options,
                                              const std::function<void(const std::string&)>& progress) const {
+  const std::string arch = options.cpu_arch.empty() ? std::string(cpu::kDefaultCpuArch) : options.cpu_arch;
+  if (!cpu::is_cpu_arch(arch)) {
+    throw Error("build",
+                "--cpu-arch " + arch + ": not an instruction set websd builds for (use " + cpu::cpu_arch_list() + ")");
+  }
+  const codegen::SharedLibraryOptions compile = library_options(arch);
   GeneratedKernels generated;
   const std::vector<codegen::CpuKernelSpec> specs = codegen::cpu_kernel_specs(compiled);
   if (specs.empty()) return generated;
-  if (progress) progress("compiling " + std::to_string(specs.size()) + " generated kernels");
+  generated.requirements = {{"cpu_arch", arch}};
+  if (progress) progress("compiling " + std::to_string(specs.size()) + " generated kernels for " + arch);
   // The compiler's scratch folder, locked while this build uses it (io/folder_lock.h); those that
   // killed builds left are removed first. (Older websd versions named theirs websd-build-<pid> and
   // held no lock: a different prefix keeps the sweep off their live folders.)
@@ -152,7 +190,7 @@ GeneratedKernels CpuTarget::generate_kernels(const graph::Module& compiled, cons
   try {
     const std::string source = codegen::cpu_kernel_source(specs);
     const codegen::SharedLibraryBuild library =
-        codegen::compile_shared_library(source, (scratch / "cpu_kernels.so").string());
+        codegen::compile_shared_library(source, (scratch / "cpu_kernels.so").string(), compile);
     generated.compile_seconds = library.compile_seconds;
     generated.files.emplace_back(kKernelLibraryPath, read_file_bytes(library.library_path));
     const auto* text = reinterpret_cast<const std::byte*>(source.data());

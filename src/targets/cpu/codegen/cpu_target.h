@@ -18,7 +18,7 @@ class CpuTarget : public Target {
   std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node,
                                              const std::string& tier) const override;
   std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
-  GeneratedKernels generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
+  GeneratedKernels generate_kernels(const graph::Module& compiled, const KernelBuildOptions& options,
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
   std::vector<std::pair<std::string, std::vector<std::byte>>> runtime_files() const override;

@@ -136,7 +136,7 @@ SharedLibraryBuild compile_shared_library(const std::string& source, const std::
         "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"}) {
     build.command.push_back(flag);
   }
-  if (options.native) build.command.push_back("-march=native");
+  if (!options.march.empty()) build.command.push_back("-march=" + options.march);
   build.command.push_back(build.source_path);
   build.command.push_back("-o");
   build.command.push_back(output);

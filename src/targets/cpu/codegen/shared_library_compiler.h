@@ -2,7 +2,7 @@
 // beside the library (same path, extension ".cpp"), then `$CXX` (else `c++`) runs through
 // posix_spawnp (an argument vector, never a shell line) as
 //   <compiler> -O3 -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden
-//              -ffp-contract=off -fno-math-errno -fno-trapping-math [-march=native]
+//              -ffp-contract=off -fno-math-errno -fno-trapping-math [-march=<march>]
 //              <source> -o <tmp> <extra flags...>
 // (no contraction keeps results as written; no errno and no FP traps let branch-free loops
 // vectorise), and <tmp> is renamed onto the library path, so a failed build never leaves a partial
@@ -19,8 +19,10 @@
 namespace websd::codegen {
 
 struct SharedLibraryOptions {
-  std::string compiler;                  // empty: $CXX, else "c++"
-  bool native = false;                   // -march=native: fastest here, but the library may not run on an older CPU
+  std::string compiler;  // empty: $CXX, else "c++"
+  // -march=<march> ("native": fastest here, but the library may not run on an older CPU;
+  // "x86-64-v3", "armv8-a", ...); empty: the compiler's default.
+  std::string march;
   std::vector<std::string> extra_flags;  // appended last (e.g. "-L<dir>", "-lfoo")
 };
 

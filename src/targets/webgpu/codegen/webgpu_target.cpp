@@ -126,8 +126,10 @@ std::optional<WeightLayout> WebGpuTarget::weight_layout(const graph::Function& f
   return std::nullopt;
 }
 
-GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
+GeneratedKernels WebGpuTarget::generate_kernels(const graph::Module& compiled, const KernelBuildOptions& options,
                                                 const std::function<void(const std::string&)>& progress) const {
+  if (!options.cpu_arch.empty()) throw Error("build", "--cpu-arch is for the cpu target (webgpu kernels are WGSL)");
+  const std::vector<std::string>& tiers = options.tiers;
   GeneratedKernels generated;
   std::map<std::string, std::string> files;  // path -> text, each once
   for (const std::string& tier : tiers) {

@@ -24,7 +24,7 @@ class WebGpuTarget : public Target {
   std::vector<passes::NodeLaunch> lower_node(const graph::Function& function, const graph::Node& node,
                                              const std::string& tier) const override;
   std::optional<WeightLayout> weight_layout(const graph::Function& function, graph::ValueId id) const override;
-  GeneratedKernels generate_kernels(const graph::Module& compiled, const std::vector<std::string>& tiers,
+  GeneratedKernels generate_kernels(const graph::Module& compiled, const KernelBuildOptions& options,
                                     const std::function<void(const std::string&)>& progress) const override;
   std::string device_name() const override;
   // runtime/websd_web.{js,wasm} (the WebAssembly build's, from WEBSD_WEB_RUNTIME or the build

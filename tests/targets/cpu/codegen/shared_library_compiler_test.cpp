@@ -68,7 +68,7 @@ TEST(SharedLibraryCompiler, BuildsALibraryFromSourceWrittenBesideIt) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
 
   SharedLibraryOptions native;
-  native.native = true;
+  native.march = "native";
   const SharedLibraryBuild tuned = compile_shared_library(kSource, dir + "/native.so", native);
   EXPECT_NE(std::find(tuned.command.begin(), tuned.command.end(), "-march=native"), tuned.command.end());
   EXPECT_TRUE(fs::exists(dir + "/native.so"));
