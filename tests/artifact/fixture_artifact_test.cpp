@@ -54,8 +54,10 @@ TEST(FixtureArtifact, ManifestDescribesTheCpuBuildOfTheModel) {
   EXPECT_EQ(artifact.target(), "cpu");
   EXPECT_FALSE(artifact.encrypted());
   EXPECT_FALSE(artifact.manifest().websd_version.empty());
-  EXPECT_EQ(artifact.section_names(),
-            (std::vector<std::string>{"files", "functions", "kernels", "launch_lists", "memory_plans", "model"}));
+  EXPECT_EQ(artifact.section_names(), (std::vector<std::string>{"device_requirements", "files", "functions", "kernels",
+                                                                "launch_lists", "memory_plans", "model"}));
+  // The kernel library's instruction set (the default: every 64-bit x86 CPU).
+  EXPECT_EQ(*artifact.section("device_requirements"), (nlohmann::json{{"cpu_arch", "x86-64"}}));
   const nlohmann::json& model = *artifact.section("model");
   EXPECT_EQ(model.at("storage_dtype"), "f32");
   EXPECT_EQ(model.at("latent_channels"), 4);
